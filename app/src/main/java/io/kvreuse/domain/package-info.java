@@ -1,0 +1,5 @@
+/** Certified layout domains: the contracts that make two engines' KV blocks byte-compatible. */
+@NullMarked
+package io.kvreuse.domain;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,159 @@
+package io.kvreuse.security;
+
+import io.kvreuse.audit.AuditEntry;
+import io.kvreuse.audit.AuditTrail;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.reactive.TransactionalOperator;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * API tokens: minted by operators, stored as digests, resolved on every request through a short
+ * cache so the router's hot path does not pay a database round trip per call. A revocation takes
+ * effect at once on this replica and within {@link #CACHE_TTL} on the others.
+ */
+@Service
+public class ApiTokens {
+
+    static final Duration CACHE_TTL = Duration.ofSeconds(5);
+
+    private final DatabaseClient db;
+    private final TransactionalOperator tx;
+    private final AuditTrail audit;
+    private final Map<String, Cached> cache = new ConcurrentHashMap<>();
+
+    ApiTokens(DatabaseClient db, TransactionalOperator tx, AuditTrail audit) {
+        this.db = db;
+        this.tx = tx;
+        this.audit = audit;
+    }
+
+    /** Resolves a presented secret to its principal, or empty when unknown or revoked. */
+    Mono<ApiPrincipal> authenticate(String secret) {
+        byte[] digest = TokenSecrets.digest(secret);
+        String key = HexFormat.of().formatHex(digest);
+        Cached hit = cache.get(key);
+        long now = System.nanoTime();
+        if (hit != null && hit.expiresAt - now > 0) {
+            return Mono.just(hit.principal);
+        }
+        return db.sql("SELECT token_id, role, subject FROM api_token WHERE token_hash = :hash AND revoked_at IS NULL")
+                .bind("hash", digest)
+                .map((row, meta) -> new ApiPrincipal(
+                        row.get("token_id", UUID.class),
+                        Role.valueOf(row.get("role", String.class)),
+                        row.get("subject", String.class)))
+                .one()
+                .doOnNext(p -> {
+                    if (cache.size() > 10_000) {
+                        cache.clear();
+                    }
+                    cache.put(key, new Cached(p, now + CACHE_TTL.toNanos()));
+                });
+    }
+
+    /** Mints a token; the secret is returned once and never stored. */
+    public Mono<MintedToken> mint(Role role, String subject, String description, String actor) {
+        String secret = TokenSecrets.generate();
+        UUID id = UUID.randomUUID();
+        return insert(id, role, subject, description, TokenSecrets.digest(secret), false, actor)
+                .then(audit.record(AuditEntry.action(actor, "token", id.toString(), "TOKEN_MINTED")
+                        .withDetail(Map.of("role", role.name(), "subject", subject))))
+                .as(tx::transactional)
+                .thenReturn(new MintedToken(id, secret, role, subject));
+    }
+
+    /** Makes sure the bootstrap operator secret is accepted; idempotent across restarts. */
+    Mono<Boolean> ensureBootstrap(String secret) {
+        byte[] digest = TokenSecrets.digest(secret);
+        UUID id = UUID.randomUUID();
+        return db.sql("SELECT count(*) AS n FROM api_token WHERE token_hash = :hash")
+                .bind("hash", digest)
+                .map((row, meta) -> row.get("n", Long.class))
+                .one()
+                .flatMap(n -> n > 0
+                        ? Mono.just(false)
+                        : insert(id, Role.OPERATOR, "bootstrap", "bootstrap operator token", digest, true, "system")
+                                .then(audit.record(
+                                        AuditEntry.action("system", "token", id.toString(), "TOKEN_BOOTSTRAPPED")))
+                                .as(tx::transactional)
+                                .thenReturn(true));
+    }
+
+    private Mono<Void> insert(
+            UUID id, Role role, String subject, String description, byte[] digest, boolean bootstrap, String actor) {
+        return db.sql("""
+                        INSERT INTO api_token (token_id, role, subject, description, token_hash, bootstrap, created_by)
+                        VALUES (:id, :role, :subject, :description, :hash, :bootstrap, :actor)
+                        """)
+                .bind("id", id)
+                .bind("role", role.name())
+                .bind("subject", subject)
+                .bind("description", description)
+                .bind("hash", digest)
+                .bind("bootstrap", bootstrap)
+                .bind("actor", actor)
+                .then();
+    }
+
+    public Flux<TokenInfo> list() {
+        return db.sql("SELECT token_id, role, subject, description, bootstrap, created_at, created_by, revoked_at "
+                        + "FROM api_token ORDER BY created_at, token_id")
+                .map((row, meta) -> new TokenInfo(
+                        row.get("token_id", UUID.class),
+                        Role.valueOf(row.get("role", String.class)),
+                        row.get("subject", String.class),
+                        row.get("description", String.class),
+                        Boolean.TRUE.equals(row.get("bootstrap", Boolean.class)),
+                        row.get("created_at", OffsetDateTime.class).toInstant(),
+                        row.get("created_by", String.class),
+                        toInstant(row.get("revoked_at", OffsetDateTime.class))))
+                .all();
+    }
+
+    /** Revokes a token; true if it was active. */
+    public Mono<Boolean> revoke(UUID tokenId, String actor) {
+        return db.sql(
+                        "UPDATE api_token SET revoked_at = now(), revoked_by = :actor WHERE token_id = :id AND revoked_at IS NULL")
+                .bind("actor", actor)
+                .bind("id", tokenId)
+                .fetch()
+                .rowsUpdated()
+                .flatMap(n -> n == 0
+                        ? Mono.just(false)
+                        : audit.record(AuditEntry.action(actor, "token", tokenId.toString(), "TOKEN_REVOKED"))
+                                .thenReturn(true))
+                .as(tx::transactional)
+                .doOnNext(revoked ->
+                        cache.values().removeIf(c -> c.principal.tokenId().equals(tokenId)));
+    }
+
+    private static @Nullable Instant toInstant(@Nullable OffsetDateTime t) {
+        return t == null ? null : t.toInstant();
+    }
+
+    private record Cached(ApiPrincipal principal, long expiresAt) {}
+
+    /** A freshly minted token: the only time the secret is visible. */
+    public record MintedToken(UUID tokenId, String token, Role role, String subject) {}
+
+    /** A token as listed: never its secret. */
+    public record TokenInfo(
+            UUID tokenId,
+            Role role,
+            String subject,
+            String description,
+            boolean bootstrap,
+            Instant createdAt,
+            String createdBy,
+            @Nullable Instant revokedAt) {}
+}

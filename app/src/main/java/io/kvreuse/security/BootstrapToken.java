@@ -1,0 +1,73 @@
+package io.kvreuse.security;
+
+import io.kvreuse.config.KvReuseHome;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.event.EventListener;
+import org.springframework.core.env.Environment;
+import org.springframework.stereotype.Component;
+import reactor.core.publisher.Mono;
+
+/**
+ * The first operator token: {@code KVREUSE_BOOTSTRAP_TOKEN} when set; in the embedded development
+ * mode otherwise, one generated once and kept in {@code $KVREUSE_HOME/bootstrap-token}.
+ */
+@Component
+class BootstrapToken {
+
+    private static final Log log = LogFactory.getLog(BootstrapToken.class);
+
+    private final ApiTokens tokens;
+    private final Environment env;
+
+    BootstrapToken(ApiTokens tokens, Environment env) {
+        this.tokens = tokens;
+        this.env = env;
+    }
+
+    @EventListener(ApplicationReadyEvent.class)
+    void install() {
+        String fromEnv = env.getProperty("KVREUSE_BOOTSTRAP_TOKEN", env.getProperty("kvreuse.bootstrap-token", ""));
+        Mono<?> work;
+        if (!fromEnv.isBlank()) {
+            work = tokens.ensureBootstrap(fromEnv.strip())
+                    .doOnNext(created -> log.info("bootstrap operator token from KVREUSE_BOOTSTRAP_TOKEN is active"));
+        } else if (env.getProperty("kvreuse.database.embedded", Boolean.class, false)) {
+            Path file = KvReuseHome.resolve(env).resolve("bootstrap-token");
+            String secret = readOrCreate(file);
+            work = tokens.ensureBootstrap(secret)
+                    .doOnNext(created -> log.warn("bootstrap operator token is in " + file.toAbsolutePath()));
+        } else {
+            log.info("no KVREUSE_BOOTSTRAP_TOKEN set: operators use tokens minted earlier");
+            return;
+        }
+        // startup, before the server takes traffic that needs the token: blocking here is intended
+        work.block(java.time.Duration.ofSeconds(30));
+    }
+
+    private static String readOrCreate(Path file) {
+        try {
+            if (Files.isRegularFile(file)) {
+                return Files.readString(file, StandardCharsets.UTF_8).strip();
+            }
+            Files.createDirectories(file.getParent());
+            String secret = TokenSecrets.generate();
+            Files.writeString(file, secret + "\n", StandardCharsets.UTF_8);
+            try {
+                Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+            } catch (UnsupportedOperationException ignored) {
+                // not a POSIX file system: the directory's own permissions apply
+            }
+            return secret;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot keep the bootstrap token in " + file, e);
+        }
+    }
+}

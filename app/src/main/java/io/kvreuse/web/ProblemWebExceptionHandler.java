@@ -1,0 +1,191 @@
+package io.kvreuse.web;
+
+import io.kvreuse.error.KvReuseException;
+import io.kvreuse.web.Problems.Problem;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.core.annotation.Order;
+import org.springframework.core.codec.DecodingException;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.DataIntegrityViolationException;
+import org.springframework.dao.TransientDataAccessException;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.security.access.AccessDeniedException;
+import org.springframework.stereotype.Component;
+import org.springframework.web.bind.support.WebExchangeBindException;
+import org.springframework.web.server.MethodNotAllowedException;
+import org.springframework.web.server.NotAcceptableStatusException;
+import org.springframework.web.server.ResponseStatusException;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.ServerWebInputException;
+import org.springframework.web.server.UnsupportedMediaTypeStatusException;
+import org.springframework.web.server.WebExceptionHandler;
+import reactor.core.publisher.Mono;
+
+/**
+ * Renders every error of the JSON API as {@code application/problem+json}. Runs before Boot's
+ * default handler; browser pages of the admin UI are left to their own HTML error handling.
+ */
+@Component
+@Order(-2)
+class ProblemWebExceptionHandler implements WebExceptionHandler {
+
+    private static final Log log = LogFactory.getLog(ProblemWebExceptionHandler.class);
+
+    private final ProblemWriter writer;
+
+    ProblemWebExceptionHandler(ProblemWriter writer) {
+        this.writer = writer;
+    }
+
+    @Override
+    public Mono<Void> handle(ServerWebExchange exchange, Throwable ex) {
+        if (exchange.getResponse().isCommitted() || isBrowserPage(exchange)) {
+            return Mono.error(ex);
+        }
+        Problem problem = toProblem(ex);
+        String where =
+                exchange.getRequest().getMethod() + " " + exchange.getRequest().getPath();
+        if (problem.status().is5xxServerError()) {
+            log.error(where + " failed: " + problem.slug(), ex);
+        } else {
+            log.warn(where + " -> " + problem.status().value() + " " + problem.slug() + ": " + problem.detail());
+        }
+        if (problem.status() == HttpStatus.SERVICE_UNAVAILABLE) {
+            exchange.getResponse().getHeaders().set("Retry-After", "1");
+        }
+        return writer.write(exchange, problem);
+    }
+
+    private static boolean isBrowserPage(ServerWebExchange exchange) {
+        String path = exchange.getRequest().getPath().value();
+        return path.startsWith("/admin") || path.startsWith("/login") || path.startsWith("/logout");
+    }
+
+    static Problem toProblem(Throwable ex) {
+        return switch (ex) {
+            case KvReuseException e -> Problems.of(e);
+            case WebExchangeBindException e -> Problems.invalidFields(fieldErrors(e));
+            case ServerWebInputException e -> inputProblem(e);
+            case UnsupportedMediaTypeStatusException e ->
+                new Problem(
+                        HttpStatus.UNSUPPORTED_MEDIA_TYPE,
+                        "unsupported-media-type",
+                        "Unsupported media type",
+                        "send application/json");
+            case NotAcceptableStatusException e ->
+                new Problem(HttpStatus.NOT_ACCEPTABLE, "not-acceptable", "Not acceptable", e.getReason());
+            case MethodNotAllowedException e ->
+                new Problem(
+                        HttpStatus.METHOD_NOT_ALLOWED,
+                        "method-not-allowed",
+                        "Method not allowed",
+                        e.getHttpMethod() + " is not supported here; allowed: " + e.getSupportedMethods());
+            case org.springframework.web.reactive.resource.NoResourceFoundException e ->
+                new Problem(HttpStatus.NOT_FOUND, "not-found", "Not found", "no such endpoint");
+            case ResponseStatusException e -> statusProblem(e.getStatusCode(), e.getReason());
+            case AccessDeniedException e ->
+                new Problem(
+                        HttpStatus.FORBIDDEN, "forbidden", "Forbidden", "this token's role does not allow the call");
+            case DataAccessResourceFailureException e -> storeUnavailable();
+            case TransientDataAccessException e -> storeUnavailable();
+            case DataIntegrityViolationException e ->
+                new Problem(
+                        HttpStatus.CONFLICT,
+                        "conflict",
+                        "Conflicting state",
+                        "the request conflicts with stored state");
+            default ->
+                isStoreFailure(ex)
+                        ? storeUnavailable()
+                        : new Problem(
+                                HttpStatus.INTERNAL_SERVER_ERROR,
+                                "internal-error",
+                                "Internal error",
+                                "an unexpected error occurred; it has been logged");
+        };
+    }
+
+    private static Problem inputProblem(ServerWebInputException e) {
+        if (hasCause(e, DataBufferLimitException.class)) {
+            return new Problem(
+                    HttpStatus.CONTENT_TOO_LARGE,
+                    "payload-too-large",
+                    "Request body too large",
+                    "the request body exceeds the configured limit");
+        }
+        if (e.getMethodParameter() != null && !hasCause(e, DecodingException.class)) {
+            String name = e.getMethodParameter().getParameterName();
+            return new Problem(
+                    HttpStatus.BAD_REQUEST,
+                    "invalid-parameter",
+                    "Invalid parameter",
+                    "parameter '" + name + "' is missing or malformed");
+        }
+        return new Problem(
+                HttpStatus.BAD_REQUEST, "malformed-request", "Malformed request body", JsonErrors.describe(e));
+    }
+
+    private static Problem statusProblem(HttpStatusCode code, String reason) {
+        HttpStatus status = HttpStatus.resolve(code.value());
+        if (status == null) {
+            status = HttpStatus.BAD_REQUEST;
+        }
+        String slug = status == HttpStatus.NOT_FOUND
+                ? "not-found"
+                : status.getReasonPhrase().toLowerCase(Locale.ROOT).replace(' ', '-');
+        return new Problem(status, slug, status.getReasonPhrase(), reason);
+    }
+
+    static Problem storeUnavailable() {
+        return new Problem(
+                        HttpStatus.SERVICE_UNAVAILABLE,
+                        "store-unavailable",
+                        "Store unavailable",
+                        "PostgreSQL is temporarily unavailable; retry")
+                .with("retryable", true);
+    }
+
+    private static boolean isStoreFailure(Throwable ex) {
+        for (Throwable t = ex; t != null; t = t.getCause()) {
+            String name = t.getClass().getName();
+            if (name.startsWith("io.r2dbc.spi.R2dbcNonTransientResource")
+                    || name.startsWith("io.r2dbc.spi.R2dbcTransient")
+                    || name.contains("PostgresConnectionClosedException")
+                    || t instanceof java.net.ConnectException
+                    || t instanceof java.util.concurrent.TimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean hasCause(Throwable ex, Class<? extends Throwable> type) {
+        for (Throwable t = ex; t != null; t = t.getCause()) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static List<Problems.FieldError> fieldErrors(WebExchangeBindException e) {
+        List<Problems.FieldError> errors = new ArrayList<>();
+        e.getFieldErrors()
+                .forEach(f -> errors.add(new Problems.FieldError(f.getField(), String.valueOf(f.getDefaultMessage()))));
+        e.getGlobalErrors()
+                .forEach(g ->
+                        errors.add(new Problems.FieldError(g.getObjectName(), String.valueOf(g.getDefaultMessage()))));
+        return errors;
+    }
+
+    static MediaType problemJson() {
+        return MediaType.APPLICATION_PROBLEM_JSON;
+    }
+}
