@@ -137,6 +137,13 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
         if (status == null) {
             status = HttpStatus.BAD_REQUEST;
         }
+        if (status == HttpStatus.CONTENT_TOO_LARGE) {
+            return new Problem(
+                    status,
+                    "payload-too-large",
+                    "Request body too large",
+                    "the request body exceeds the configured limit");
+        }
         String slug = status == HttpStatus.NOT_FOUND
                 ? "not-found"
                 : status.getReasonPhrase().toLowerCase(Locale.ROOT).replace(' ', '-');

@@ -1,0 +1,112 @@
+package io.kvreuse.web;
+
+import io.swagger.v3.oas.models.Components;
+import io.swagger.v3.oas.models.OpenAPI;
+import io.swagger.v3.oas.models.Operation;
+import io.swagger.v3.oas.models.PathItem;
+import io.swagger.v3.oas.models.info.Info;
+import io.swagger.v3.oas.models.media.Content;
+import io.swagger.v3.oas.models.media.IntegerSchema;
+import io.swagger.v3.oas.models.media.MediaType;
+import io.swagger.v3.oas.models.media.ObjectSchema;
+import io.swagger.v3.oas.models.media.StringSchema;
+import io.swagger.v3.oas.models.responses.ApiResponse;
+import io.swagger.v3.oas.models.responses.ApiResponses;
+import io.swagger.v3.oas.models.security.SecurityRequirement;
+import io.swagger.v3.oas.models.security.SecurityScheme;
+import java.util.Map;
+import org.springdoc.core.customizers.OpenApiCustomizer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The served OpenAPI document: bearer authentication and the RFC 9457 error responses every
+ * operation can return, so integrators see the error contract beside each endpoint.
+ */
+@Configuration(proxyBeanMethods = false)
+class OpenApiConfiguration {
+
+    private static final String PROBLEM_REF = "#/components/schemas/Problem";
+
+    @Bean
+    OpenAPI kvreuseOpenApi() {
+        return new OpenAPI()
+                .info(new Info()
+                        .title("kvreuse API")
+                        .version("v1")
+                        .description("Control plane for decode-to-prefill KV prefix reuse. Errors are "
+                                + "application/problem+json (RFC 9457) with a stable `type` under "
+                                + Problems.TYPE_BASE))
+                .components(new Components()
+                        .addSecuritySchemes(
+                                "bearer",
+                                new SecurityScheme()
+                                        .type(SecurityScheme.Type.HTTP)
+                                        .scheme("bearer")
+                                        .description("an API token minted by an operator"))
+                        .addSchemas("Problem", problemSchema()))
+                .addSecurityItem(new SecurityRequirement().addList("bearer"));
+    }
+
+    @Bean
+    OpenApiCustomizer problemResponses() {
+        return api -> {
+            if (api.getComponents() == null) {
+                api.setComponents(new Components());
+            }
+            api.getComponents().addSchemas("Problem", problemSchema());
+            if (api.getPaths() == null) {
+                return;
+            }
+            api.getPaths()
+                    .forEach((path, item) ->
+                            item.readOperationsMap().forEach((method, op) -> addProblems(path, method, op)));
+        };
+    }
+
+    private static void addProblems(String path, PathItem.HttpMethod method, Operation op) {
+        ApiResponses responses = op.getResponses() == null ? new ApiResponses() : op.getResponses();
+        add(responses, "400", "Malformed request, invalid field or parameter");
+        add(responses, "401", "Missing, unknown or revoked bearer token");
+        add(responses, "403", "The token's role or ownership does not allow the call");
+        if (path.contains("{")) {
+            add(responses, "404", "The addressed resource does not exist or is not visible to the caller");
+        }
+        if (method != PathItem.HttpMethod.GET) {
+            add(responses, "409", "Conflicting state, stale fencing epoch or a held resource");
+            add(responses, "413", "Request body too large");
+            add(responses, "415", "Unsupported media type");
+            add(responses, "422", "Well-formed but refused by a domain rule");
+        }
+        add(responses, "503", "The store is temporarily unavailable; retry after Retry-After");
+        op.setResponses(responses);
+    }
+
+    private static void add(ApiResponses responses, String code, String description) {
+        if (!responses.containsKey(code)) {
+            responses.addApiResponse(
+                    code,
+                    new ApiResponse()
+                            .description(description)
+                            .content(new Content()
+                                    .addMediaType(
+                                            "application/problem+json",
+                                            new MediaType().schema(new ObjectSchema().$ref(PROBLEM_REF)))));
+        }
+    }
+
+    @SuppressWarnings("rawtypes")
+    private static ObjectSchema problemSchema() {
+        ObjectSchema schema = new ObjectSchema();
+        schema.description(
+                "RFC 9457 problem details; extension fields (e.g. currentEpoch, expectedEventId, retryable) may follow");
+        schema.properties(Map.of(
+                "type", new StringSchema().format("uri").description("stable URI per problem kind"),
+                "title", new StringSchema().description("fixed phrase per problem kind"),
+                "status", new IntegerSchema(),
+                "detail", new StringSchema().description("this occurrence"),
+                "instance", new StringSchema()));
+        schema.additionalProperties(true);
+        return schema;
+    }
+}

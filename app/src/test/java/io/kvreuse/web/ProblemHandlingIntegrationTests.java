@@ -1,0 +1,153 @@
+package io.kvreuse.web;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvreuse.support.IntegrationTest;
+import io.kvreuse.support.TestTokens;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+@IntegrationTest
+class ProblemHandlingIntegrationTests {
+
+    @Autowired
+    WebTestClient http;
+
+    @Autowired
+    TestTokens tokens;
+
+    @Autowired
+    JsonMapper json;
+
+    @Test
+    void oversizedBodyThenPayloadTooLargeProblem() {
+        String huge = "{\"role\":\"ROUTER\",\"subject\":\"" + "x".repeat(5 * 1024 * 1024) + "\"}";
+        http.post()
+                .uri("/api/v1/tokens")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(huge)
+                .exchange()
+                .expectStatus()
+                .isEqualTo(413)
+                .expectHeader()
+                .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/payload-too-large");
+    }
+
+    @Test
+    void wrongMediaTypeThenUnsupportedMediaTypeProblem() {
+        http.post()
+                .uri("/api/v1/tokens")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .contentType(MediaType.TEXT_PLAIN)
+                .bodyValue("role=ROUTER")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(415)
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/unsupported-media-type");
+    }
+
+    @Test
+    void wrongMethodThenMethodNotAllowedProblem() {
+        http.put()
+                .uri("/api/v1/tokens")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of())
+                .exchange()
+                .expectStatus()
+                .isEqualTo(405)
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/method-not-allowed");
+    }
+
+    @Test
+    void unknownEndpointThenNotFoundProblem() {
+        http.get()
+                .uri("/api/v1/no-such-thing")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .exchange()
+                .expectStatus()
+                .isNotFound()
+                .expectHeader()
+                .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/not-found");
+    }
+
+    @Test
+    void malformedPathVariableThenInvalidParameterProblem() {
+        http.delete()
+                .uri("/api/v1/tokens/not-a-uuid")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .exchange()
+                .expectStatus()
+                .isBadRequest()
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/invalid-parameter");
+    }
+
+    @Test
+    void wrongJsonTypeThenMalformedProblemNamingTheField() {
+        http.post()
+                .uri("/api/v1/tokens")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"role\":\"ROUTER\",\"subject\":{\"nested\":true}}")
+                .exchange()
+                .expectStatus()
+                .isBadRequest()
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/malformed-request")
+                .jsonPath("$.detail")
+                .value(d -> assertThat((String) d).contains("subject"));
+    }
+
+    @Test
+    void openApiDocumentDescribesProblemResponsesOnEveryOperation() {
+        byte[] body = http.get()
+                .uri("/v3/api-docs")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult()
+                .getResponseBody();
+        JsonNode doc = json.readTree(body);
+        assertThat(doc.path("components").path("schemas").has("Problem")).isTrue();
+        int operations = 0;
+        for (var path : doc.path("paths").properties()) {
+            for (var op : path.getValue().properties()) {
+                operations++;
+                JsonNode responses = op.getValue().path("responses");
+                assertThat(responses.has("401"))
+                        .as(path.getKey() + " " + op.getKey())
+                        .isTrue();
+                assertThat(responses.path("400").path("content").has("application/problem+json"))
+                        .as(path.getKey() + " " + op.getKey())
+                        .isTrue();
+            }
+        }
+        assertThat(operations).isGreaterThanOrEqualTo(4);
+    }
+
+    @Test
+    void openApiDocumentRequiresAToken() {
+        http.get().uri("/v3/api-docs").exchange().expectStatus().isUnauthorized();
+    }
+}
