@@ -1,0 +1,41 @@
+package io.kvreuse.settings;
+
+import io.kvreuse.security.CurrentPrincipal;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+
+/** GET and PUT of the whole reuse-settings document (operators write; any role reads). */
+@RestController
+@RequestMapping("/api/v1/settings/reuse")
+class ReuseSettingsController {
+
+    private final ReuseSettingsService settings;
+
+    ReuseSettingsController(ReuseSettingsService settings) {
+        this.settings = settings;
+    }
+
+    @GetMapping
+    Mono<Map<String, Object>> get() {
+        return settings.read().map(SettingsDocument::render);
+    }
+
+    /** The optional {@code X-Change-Reason} header is written to the audit trail. */
+    @PutMapping
+    Mono<Map<String, Object>> put(
+            @RequestBody(required = false) @Nullable JsonNode body,
+            @RequestHeader(name = "X-Change-Reason", required = false) @Nullable String reason) {
+        SettingsDocument.Parsed parsed = SettingsDocument.parse(body);
+        return CurrentPrincipal.get()
+                .flatMap(p -> settings.replace(parsed.settings(), parsed.expectedVersion(), p.actor(), reason))
+                .map(SettingsDocument::render);
+    }
+}
