@@ -1,0 +1,70 @@
+package io.kvreuse.bank;
+
+import io.kvreuse.security.CurrentPrincipal;
+import jakarta.validation.Valid;
+import java.net.URI;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+
+/** The retained-bank API of decode engines (API.md "Retained banks"). */
+@RestController
+class BankController {
+
+    private final RetainedBanks banks;
+    private final InventoryIngestion ingestion;
+
+    BankController(RetainedBanks banks, InventoryIngestion ingestion) {
+        this.banks = banks;
+        this.ingestion = ingestion;
+    }
+
+    /** 201 for a new bank; 200 with the same bank when the identical create is repeated. */
+    @PostMapping("/api/v1/incarnations/{incarnationId}/banks")
+    Mono<ResponseEntity<BankView>> create(
+            @PathVariable UUID incarnationId, @Valid @RequestBody InventoryRequests.CreateBank request) {
+        return CurrentPrincipal.get()
+                .flatMap(p -> banks.create(incarnationId, request, p))
+                .map(c -> ResponseEntity.status(c.created() ? HttpStatus.CREATED : HttpStatus.OK)
+                        .location(URI.create("/api/v1/banks/" + c.bank().bankId()))
+                        .body(c.bank()));
+    }
+
+    @PostMapping("/api/v1/banks/{bankId}/parts/{rank}/ready")
+    Mono<BankView> ready(@PathVariable UUID bankId, @PathVariable int rank) {
+        return CurrentPrincipal.get().flatMap(p -> banks.ready(bankId, rank, p));
+    }
+
+    @PostMapping("/api/v1/banks/{bankId}/reset")
+    Mono<BankView> reset(@PathVariable UUID bankId) {
+        return CurrentPrincipal.get().flatMap(p -> banks.reset(bankId, p));
+    }
+
+    @PostMapping("/api/v1/banks/{bankId}/events")
+    Mono<Map<String, Long>> events(@PathVariable UUID bankId, @Valid @RequestBody InventoryRequests.Events batch) {
+        return CurrentPrincipal.get()
+                .flatMap(p -> ingestion.ingest(bankId, batch, p))
+                .map(applied -> Map.of("appliedThroughEventId", applied));
+    }
+
+    @PutMapping("/api/v1/banks/{bankId}/parts/{rank}/snapshot")
+    Mono<BankView> snapshot(
+            @PathVariable UUID bankId,
+            @PathVariable int rank,
+            @Valid @RequestBody InventoryRequests.Snapshot snapshot) {
+        return CurrentPrincipal.get().flatMap(p -> ingestion.snapshot(bankId, rank, snapshot, p));
+    }
+
+    @GetMapping("/api/v1/banks/{bankId}")
+    Mono<BankView> get(@PathVariable UUID bankId) {
+        return CurrentPrincipal.get().flatMap(p -> banks.get(bankId, p));
+    }
+}

@@ -1,0 +1,245 @@
+package io.kvreuse.bank;
+
+import io.kvreuse.audit.AuditEntry;
+import io.kvreuse.audit.AuditTrail;
+import io.kvreuse.store.PgNotifications;
+import io.r2dbc.postgresql.codec.Json;
+import io.r2dbc.spi.Readable;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.stereotype.Component;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.json.JsonMapper;
+
+/** The SQL of the bank feature. Every method runs inside the caller's transaction. */
+@Component
+class BankStore {
+
+    private final DatabaseClient db;
+    private final JsonMapper json;
+    private final AuditTrail audit;
+
+    BankStore(DatabaseClient db, JsonMapper json, AuditTrail audit) {
+        this.db = db;
+        this.json = json;
+        this.audit = audit;
+    }
+
+    /** The owning incarnation of a would-be bank. */
+    record Owner(UUID incarnationId, String ownerSubject, String role, String state, int tp, long bytesPerBlock) {}
+
+    Mono<Owner> owner(UUID incarnationId) {
+        return db.sql("""
+                        SELECT i.incarnation_id, i.owner_subject, i.role, i.state, d.bytes_per_block_per_rank,
+                               (SELECT count(*) FROM incarnation_rank r WHERE r.incarnation_id = i.incarnation_id) AS tp
+                        FROM engine_incarnation i JOIN layout_domain d ON d.domain_id = i.domain_id
+                        WHERE i.incarnation_id = :id
+                        """)
+                .bind("id", incarnationId)
+                .map((row, meta) -> new Owner(
+                        row.get("incarnation_id", UUID.class),
+                        row.get("owner_subject", String.class),
+                        row.get("role", String.class),
+                        row.get("state", String.class),
+                        row.get("tp", Long.class).intValue(),
+                        row.get("bytes_per_block_per_rank", Long.class)))
+                .one();
+    }
+
+    /** A bank with its owner's liveness, optionally locked for the rest of the transaction. */
+    record BankRow(
+            UUID bankId,
+            UUID incarnationId,
+            int capacity,
+            long epoch,
+            BankState state,
+            boolean disagreement,
+            String ownerSubject,
+            String ownerState,
+            int tp) {}
+
+    Mono<BankRow> bank(UUID bankId, boolean lock) {
+        return db.sql("""
+                        SELECT b.bank_id, b.incarnation_id, b.capacity_blocks, b.bank_epoch, b.state, b.rank_disagreement,
+                               i.owner_subject, i.state AS owner_state,
+                               (SELECT count(*) FROM bank_part p WHERE p.bank_id = b.bank_id) AS tp
+                        FROM retained_bank b JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id
+                        WHERE b.bank_id = :id
+                        """ + (lock ? " FOR UPDATE OF b" : ""))
+                .bind("id", bankId)
+                .map((row, meta) -> new BankRow(
+                        row.get("bank_id", UUID.class),
+                        row.get("incarnation_id", UUID.class),
+                        row.get("capacity_blocks", Integer.class),
+                        row.get("bank_epoch", Long.class),
+                        BankState.valueOf(row.get("state", String.class)),
+                        Boolean.TRUE.equals(row.get("rank_disagreement", Boolean.class)),
+                        row.get("owner_subject", String.class),
+                        row.get("owner_state", String.class),
+                        row.get("tp", Long.class).intValue()))
+                .one();
+    }
+
+    /** Recomputes the bank's publication after a change and records the transition. */
+    Mono<Void> refreshPublication(UUID bankId, String actor, ChangeSet changes) {
+        return db.sql("""
+                        SELECT b.state, b.unpublished_reason, b.rank_disagreement, i.state AS owner_state,
+                               bool_and(p.ready) AS all_ready, bool_or(p.needs_snapshot) AS any_gap
+                        FROM retained_bank b
+                        JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id
+                        JOIN bank_part p ON p.bank_id = b.bank_id
+                        WHERE b.bank_id = :id
+                        GROUP BY b.state, b.unpublished_reason, b.rank_disagreement, i.state
+                        """)
+                .bind("id", bankId)
+                .map((row, meta) -> Publication.decide(
+                        BankState.valueOf(row.get("state", String.class)),
+                        row.get("unpublished_reason", String.class),
+                        Boolean.TRUE.equals(row.get("all_ready", Boolean.class)),
+                        Boolean.TRUE.equals(row.get("any_gap", Boolean.class)),
+                        Boolean.TRUE.equals(row.get("rank_disagreement", Boolean.class)),
+                        row.get("owner_state", String.class)))
+                .one()
+                .filter(Publication::changed)
+                .flatMap(p -> db.sql("""
+                                UPDATE retained_bank SET state = :state, unpublished_reason = :reason, state_changed_at = now()
+                                WHERE bank_id = :id
+                                """)
+                        .bind("state", p.to().name())
+                        .bind("reason", io.kvreuse.store.Sql.orNull(p.reason(), String.class))
+                        .bind("id", bankId)
+                        .then()
+                        .then(audit.record(new AuditEntry(
+                                actor,
+                                "bank",
+                                bankId.toString(),
+                                "TRANSITION",
+                                p.from().name(),
+                                p.to().name(),
+                                null,
+                                p.reason(),
+                                Map.of())))
+                        .doOnSuccess(v -> {
+                            if (p.to() == BankState.PUBLISHED) {
+                                changes.add(IndexOp.of(IndexOp.Kind.PUBLISH, 0));
+                            } else if (p.from() == BankState.PUBLISHED) {
+                                changes.add(IndexOp.of(IndexOp.Kind.UNPUBLISH, 0));
+                            }
+                        }));
+    }
+
+    /** Appends the transaction's index ops to the bank's change feed and notifies the replicas. */
+    Mono<Void> appendFeed(UUID bankId, ChangeSet changes) {
+        if (changes.isEmpty()) {
+            return Mono.empty();
+        }
+        return db.sql("UPDATE retained_bank SET feed_seq = feed_seq + 1 WHERE bank_id = :id RETURNING feed_seq")
+                .bind("id", bankId)
+                .map((row, meta) -> row.get("feed_seq", Long.class))
+                .one()
+                .flatMap(seq -> db.sql("INSERT INTO inventory_change (bank_id, seq, ops) VALUES (:id, :seq, :ops)")
+                        .bind("id", bankId)
+                        .bind("seq", seq)
+                        .bind("ops", Json.of(json.writeValueAsString(changes.ops())))
+                        .then()
+                        .then(db.sql("SELECT pg_notify(:channel, :payload)")
+                                .bind("channel", PgNotifications.INVENTORY)
+                                .bind("payload", bankId + ":" + seq)
+                                .then()));
+    }
+
+    /** The ops recorded for a bank after {@code afterSeq}, in order. */
+    Flux<FeedEntry> feed(UUID bankId, long afterSeq) {
+        return db.sql("SELECT seq, ops FROM inventory_change WHERE bank_id = :id AND seq > :after ORDER BY seq")
+                .bind("id", bankId)
+                .bind("after", afterSeq)
+                .map((row, meta) -> new FeedEntry(
+                        row.get("seq", Long.class),
+                        List.of(json.readValue(row.get("ops", Json.class).asString(), IndexOp[].class))))
+                .all();
+    }
+
+    /** One committed change of a bank's index entry. */
+    record FeedEntry(long seq, List<IndexOp> ops) {}
+
+    /**
+     * The agreement of every rank on the given hashes: a block is eligible when all {@code tp}
+     * ranks hold it at the same slot, position, parent and lineage.
+     */
+    Flux<Agreement> agreement(UUID bankId, Collection<Long> hashes) {
+        return db.sql("""
+                        SELECT seq_hash, count(*) AS n,
+                               min(slot) AS slot, max(slot) AS slot_max,
+                               min(position) AS position, max(position) AS position_max,
+                               min(parent_hash) AS parent, count(DISTINCT parent_hash) AS parents,
+                               min(mm_lineage) AS lineage, count(DISTINCT coalesce(mm_lineage, '')) AS lineages
+                        FROM bank_block WHERE bank_id = :id AND seq_hash = ANY(:hashes)
+                        GROUP BY seq_hash
+                        """)
+                .bind("id", bankId)
+                .bind("hashes", hashes.toArray(Long[]::new))
+                .map(BankStore::agreement)
+                .all();
+    }
+
+    /** Every eligible block of a bank, for a reload or the start-up rebuild. */
+    Flux<Agreement> eligible(UUID bankId, int tp) {
+        return db.sql("""
+                        SELECT seq_hash, count(*) AS n,
+                               min(slot) AS slot, max(slot) AS slot_max,
+                               min(position) AS position, max(position) AS position_max,
+                               min(parent_hash) AS parent, count(DISTINCT parent_hash) AS parents,
+                               min(mm_lineage) AS lineage, count(DISTINCT coalesce(mm_lineage, '')) AS lineages
+                        FROM bank_block WHERE bank_id = :id
+                        GROUP BY seq_hash HAVING count(*) = :tp
+                        """)
+                .bind("id", bankId)
+                .bind("tp", (long) tp)
+                .map(BankStore::agreement)
+                .all()
+                .filter(Agreement::agrees);
+    }
+
+    private static Agreement agreement(Readable row, io.r2dbc.spi.RowMetadata meta) {
+        int slot = row.get("slot", Integer.class);
+        int position = row.get("position", Integer.class);
+        boolean agrees = slot == row.get("slot_max", Integer.class)
+                && position == row.get("position_max", Integer.class)
+                && row.get("parents", Long.class) <= 1
+                && row.get("lineages", Long.class) == 1;
+        return new Agreement(
+                new InventoryBlock(
+                        row.get("seq_hash", Long.class),
+                        row.get("parent", Long.class),
+                        position,
+                        slot,
+                        row.get("lineage", String.class)),
+                row.get("n", Long.class).intValue(),
+                agrees);
+    }
+
+    /** How many ranks hold a block and whether they agree on where and what it is. */
+    record Agreement(InventoryBlock block, int ranks, boolean agrees) {}
+
+    /** Index ops collected through one transaction. */
+    static final class ChangeSet {
+        private final List<IndexOp> ops = new ArrayList<>();
+
+        void add(IndexOp op) {
+            ops.add(op);
+        }
+
+        boolean isEmpty() {
+            return ops.isEmpty();
+        }
+
+        List<IndexOp> ops() {
+            return ops;
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package io.kvreuse.bank;
+
+import io.kvreuse.error.InvalidRequestException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The net effect of an ordered inventory batch on one rank: which blocks end up stored where, and
+ * which hashes end up removed. Applying the net effect equals applying the events one by one, and
+ * lets the store write a batch with a handful of set-based statements. Every rule is checked here,
+ * before anything is applied.
+ */
+final class BatchEffect {
+
+    final Map<Long, InventoryBlock> stored = new LinkedHashMap<>();
+    final Set<Long> removed = new HashSet<>();
+    int nativeClears;
+    int events;
+
+    private final Map<Integer, Long> slotHolder = new HashMap<>();
+    private final int capacity;
+
+    private BatchEffect(int capacity) {
+        this.capacity = capacity;
+    }
+
+    /** The net effect of events {@code skip..} of the batch (earlier ones were applied before). */
+    static BatchEffect of(InventoryRequests.Events batch, int skip, int capacity) {
+        BatchEffect effect = new BatchEffect(capacity);
+        int items = 0;
+        for (var event : batch.events()) {
+            items += event.blocks() == null ? 0 : event.blocks().size();
+            items += event.seqHashes() == null ? 0 : event.seqHashes().size();
+        }
+        if (items > InventoryRequests.MAX_BATCH_ITEMS) {
+            throw invalid(
+                    "batch-too-large",
+                    "a batch carries at most " + InventoryRequests.MAX_BATCH_ITEMS
+                            + " blocks and removed hashes; this one carries " + items);
+        }
+        List<InventoryRequests.Event> events = batch.events();
+        for (int i = 0; i < events.size(); i++) {
+            effect.apply(events.get(i), "events[" + i + "]", i >= skip);
+        }
+        return effect;
+    }
+
+    /** A snapshot's blocks: the whole inventory of one rank. */
+    static BatchEffect ofSnapshot(List<InventoryRequests.Block> blocks, int capacity) {
+        BatchEffect effect = new BatchEffect(capacity);
+        for (int i = 0; i < blocks.size(); i++) {
+            effect.store(blocks.get(i).parse("blocks[" + i + "]"), "blocks[" + i + "]");
+        }
+        return effect;
+    }
+
+    // Validation runs over every event, applied or not, so a retried batch is checked the same way.
+    private void apply(InventoryRequests.Event event, String where, boolean counts) {
+        switch (event.type()) {
+            case STORED -> {
+                if (event.blocks() == null || event.blocks().isEmpty() || event.seqHashes() != null) {
+                    throw invalid("invalid-event", where + ": a STORED event carries blocks and nothing else");
+                }
+                for (int j = 0; j < event.blocks().size(); j++) {
+                    String at = where + ".blocks[" + j + "]";
+                    InventoryBlock block = event.blocks().get(j).parse(at);
+                    if (counts) {
+                        store(block, at);
+                    } else {
+                        checkShape(block, at);
+                    }
+                }
+            }
+            case REMOVED -> {
+                if (event.seqHashes() == null || event.seqHashes().isEmpty() || event.blocks() != null) {
+                    throw invalid("invalid-event", where + ": a REMOVED event carries seqHashes and nothing else");
+                }
+                for (int j = 0; j < event.seqHashes().size(); j++) {
+                    long hash =
+                            io.kvreuse.hash.SeqHash.parse(event.seqHashes().get(j), where + ".seqHashes[" + j + "]");
+                    if (counts) {
+                        remove(hash);
+                    }
+                }
+            }
+            case NATIVE_CACHE_CLEARED -> {
+                if (event.blocks() != null || event.seqHashes() != null) {
+                    throw invalid("invalid-event", where + ": a NATIVE_CACHE_CLEARED event carries nothing");
+                }
+                if (counts) {
+                    nativeClears++;
+                }
+            }
+        }
+        if (counts) {
+            events++;
+        }
+    }
+
+    private void store(InventoryBlock block, String where) {
+        checkShape(block, where);
+        Long holder = slotHolder.get(block.slot());
+        if (holder != null && holder != block.seqHash()) {
+            throw invalid(
+                    "duplicate-slot", where + ": slot " + block.slot() + " already holds another block of this batch");
+        }
+        InventoryBlock previous = stored.get(block.seqHash());
+        if (previous != null && previous.slot() != block.slot()) {
+            slotHolder.remove(previous.slot());
+        }
+        if (block.parentHash() != null) {
+            InventoryBlock parent = stored.get(block.parentHash());
+            if (parent != null && parent.position() != block.position() - 1) {
+                throw invalid(
+                        "position-contradicts-parent",
+                        where + ": position " + block.position() + " but its parent in this batch is at position "
+                                + parent.position());
+            }
+        }
+        stored.put(block.seqHash(), block);
+        slotHolder.put(block.slot(), block.seqHash());
+        removed.remove(block.seqHash());
+    }
+
+    private void checkShape(InventoryBlock block, String where) {
+        if (block.slot() >= capacity) {
+            throw invalid(
+                    "slot-out-of-range",
+                    where + ": slot " + block.slot() + " is outside the bank's capacity of " + capacity);
+        }
+        if ((block.position() == 0) != (block.parentHash() == null)) {
+            throw invalid(
+                    "position-contradicts-parent",
+                    where + ": a root block (position 0) has no parentHash, every other block has one");
+        }
+    }
+
+    private void remove(long hash) {
+        InventoryBlock previous = stored.remove(hash);
+        if (previous != null) {
+            slotHolder.remove(previous.slot());
+        }
+        removed.add(hash);
+    }
+
+    /** Every hash whose eligibility may change through this effect. */
+    List<Long> touched() {
+        List<Long> all = new ArrayList<>(stored.keySet());
+        all.addAll(removed);
+        return all;
+    }
+
+    private static InvalidRequestException invalid(String slug, String detail) {
+        return new InvalidRequestException(slug, "Invalid inventory batch", detail);
+    }
+}

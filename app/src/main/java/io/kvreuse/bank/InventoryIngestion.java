@@ -1,0 +1,200 @@
+package io.kvreuse.bank;
+
+import io.kvreuse.audit.AuditEntry;
+import io.kvreuse.audit.AuditTrail;
+import io.kvreuse.bank.BankStore.ChangeSet;
+import io.kvreuse.error.KvReuseException;
+import io.kvreuse.security.ApiPrincipal;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Map;
+import java.util.UUID;
+import org.jspecify.annotations.Nullable;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.reactive.TransactionalOperator;
+import reactor.core.publisher.Mono;
+
+/**
+ * Ordered inventory ingestion per (bank, rank). A batch is validated whole, applied in one
+ * transaction under the bank's row lock, and durable before it is acknowledged. Already-applied
+ * event ids are acknowledged again without effect; a gap unpublishes the bank until the rank
+ * sends a snapshot.
+ */
+@Service
+class InventoryIngestion {
+
+    private final DatabaseClient db;
+    private final TransactionalOperator tx;
+    private final BankStore store;
+    private final BankWrites writes;
+    private final AuditTrail audit;
+    private final ApplicationEventPublisher events;
+    private final MeterRegistry meters;
+    private final RetainedBanks banks;
+
+    InventoryIngestion(
+            DatabaseClient db,
+            TransactionalOperator tx,
+            BankStore store,
+            BankWrites writes,
+            AuditTrail audit,
+            ApplicationEventPublisher events,
+            MeterRegistry meters,
+            RetainedBanks banks) {
+        this.banks = banks;
+        this.db = db;
+        this.tx = tx;
+        this.store = store;
+        this.writes = writes;
+        this.audit = audit;
+        this.events = events;
+        this.meters = meters;
+    }
+
+    private record Part(long lastEventId, boolean needsSnapshot) {}
+
+    /** Outcome of a batch inside the transaction: applied through an id, or a gap to report after commit. */
+    private record Outcome(long appliedThrough, @Nullable KvReuseException afterCommit) {}
+
+    Mono<Long> ingest(UUID bankId, InventoryRequests.Events batch, ApiPrincipal caller) {
+        int rank = batch.rank();
+        ChangeSet changes = new ChangeSet();
+        return locked(bankId, rank, caller)
+                .flatMap(ctx -> {
+                    BankStore.BankRow bank = ctx.bank();
+                    Part part = ctx.part();
+                    long first = batch.firstEventId();
+                    long last = first + batch.events().size() - 1;
+                    if (part.needsSnapshot()) {
+                        BatchEffect.of(batch, batch.events().size(), bank.capacity());
+                        return Mono.error(BankExceptions.snapshotRequired(bankId, rank, part.lastEventId()));
+                    }
+                    if (last <= part.lastEventId()) {
+                        BatchEffect.of(batch, batch.events().size(), bank.capacity());
+                        meters.counter("kvreuse.inventory.batches", "outcome", "duplicate")
+                                .increment();
+                        return Mono.just(new Outcome(part.lastEventId(), null));
+                    }
+                    if (first > part.lastEventId() + 1) {
+                        return gap(bank, rank, part.lastEventId() + 1, caller.actor(), changes);
+                    }
+                    int skip = (int) (part.lastEventId() + 1 - first);
+                    BatchEffect effect = BatchEffect.of(batch, skip, bank.capacity());
+                    return writes.checkParents(bankId, rank, effect)
+                            .then(writes.apply(bankId, rank, bank.tp(), effect, false, changes))
+                            .flatMap(disagrees -> markDisagreement(bank, disagrees, caller.actor()))
+                            .then(db.sql("""
+                                            UPDATE bank_part SET last_event_id = :last, native_clears = native_clears + :clears
+                                            WHERE bank_id = :b AND rank = :r
+                                            """)
+                                    .bind("last", last)
+                                    .bind("clears", (long) effect.nativeClears)
+                                    .bind("b", bankId)
+                                    .bind("r", rank)
+                                    .then())
+                            .then(Mono.fromRunnable(() -> count(effect)))
+                            .thenReturn(new Outcome(last, null));
+                })
+                .flatMap(outcome -> store.refreshPublication(bankId, caller.actor(), changes)
+                        .then(Mono.defer(() -> store.appendFeed(bankId, changes)))
+                        .thenReturn(outcome))
+                .as(tx::transactional)
+                .doOnSuccess(o -> events.publishEvent(new BankChanged(bankId)))
+                .flatMap(o -> o.afterCommit() == null ? Mono.just(o.appliedThrough()) : Mono.error(o.afterCommit()));
+    }
+
+    private Mono<Outcome> gap(BankStore.BankRow bank, int rank, long expected, String actor, ChangeSet changes) {
+        meters.counter("kvreuse.inventory.batches", "outcome", "gap").increment();
+        return db.sql("UPDATE bank_part SET needs_snapshot = TRUE WHERE bank_id = :b AND rank = :r")
+                .bind("b", bank.bankId())
+                .bind("r", rank)
+                .then()
+                .then(audit.record(
+                        AuditEntry.action(actor, "bank", bank.bankId().toString(), "EVENT_GAP")
+                                .withDetail(Map.of("rank", rank, "expectedEventId", expected))))
+                .thenReturn(new Outcome(expected - 1, BankExceptions.gap(bank.bankId(), rank, expected)));
+    }
+
+    private Mono<Void> markDisagreement(BankStore.BankRow bank, boolean disagrees, String actor) {
+        if (!disagrees || bank.disagreement()) {
+            return Mono.empty();
+        }
+        meters.counter("kvreuse.inventory.rank.disagreements").increment();
+        return db.sql("UPDATE retained_bank SET rank_disagreement = TRUE WHERE bank_id = :b")
+                .bind("b", bank.bankId())
+                .then()
+                .then(audit.record(
+                        AuditEntry.action(actor, "bank", bank.bankId().toString(), "RANK_DISAGREEMENT")
+                                .withReason("ranks hold the same block at different slots, positions or lineages")));
+    }
+
+    /** Replaces one rank's whole inventory as of {@code throughEventId} and clears its gap. */
+    Mono<BankView> snapshot(UUID bankId, int rank, InventoryRequests.Snapshot snapshot, ApiPrincipal caller) {
+        ChangeSet changes = new ChangeSet();
+        return locked(bankId, rank, caller)
+                .flatMap(ctx -> {
+                    if (snapshot.throughEventId() < ctx.part().lastEventId()) {
+                        return Mono.error(BankExceptions.staleSnapshot(
+                                snapshot.throughEventId(), ctx.part().lastEventId()));
+                    }
+                    BatchEffect effect =
+                            BatchEffect.ofSnapshot(snapshot.blocks(), ctx.bank().capacity());
+                    return writes.apply(bankId, rank, ctx.bank().tp(), effect, true, new ChangeSet())
+                            .then(db.sql(
+                                            "UPDATE bank_part SET last_event_id = :last, needs_snapshot = FALSE WHERE bank_id = :b AND rank = :r")
+                                    .bind("last", snapshot.throughEventId())
+                                    .bind("b", bankId)
+                                    .bind("r", rank)
+                                    .then())
+                            .then(writes.anyDisagreement(bankId))
+                            .flatMap(bad -> db.sql(
+                                            "UPDATE retained_bank SET rank_disagreement = :bad WHERE bank_id = :b")
+                                    .bind("bad", bad)
+                                    .bind("b", bankId)
+                                    .then())
+                            .then(audit.record(AuditEntry.action(caller.actor(), "bank", bankId.toString(), "SNAPSHOT")
+                                    .withDetail(Map.of(
+                                            "rank",
+                                            rank,
+                                            "throughEventId",
+                                            snapshot.throughEventId(),
+                                            "blocks",
+                                            snapshot.blocks().size()))))
+                            .doOnSuccess(v -> changes.add(IndexOp.of(IndexOp.Kind.RELOAD, 0)));
+                })
+                .then(Mono.defer(() -> store.refreshPublication(bankId, caller.actor(), changes)))
+                .then(Mono.defer(() -> store.appendFeed(bankId, changes)))
+                .as(tx::transactional)
+                .doOnSuccess(v -> events.publishEvent(new BankChanged(bankId)))
+                .then(Mono.defer(() -> banks.view(bankId)));
+    }
+
+    private record Locked(BankStore.BankRow bank, Part part) {}
+
+    private Mono<Locked> locked(UUID bankId, int rank, ApiPrincipal caller) {
+        return store.bank(bankId, true)
+                .filter(b -> b.ownerSubject().equals(caller.subject()))
+                .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)))
+                .flatMap(bank -> bank.state() == BankState.DROPPED
+                        ? Mono.error(BankExceptions.dropped(bankId))
+                        : db.sql("SELECT last_event_id, needs_snapshot FROM bank_part WHERE bank_id = :b AND rank = :r")
+                                .bind("b", bankId)
+                                .bind("r", rank)
+                                .map((row, meta) -> new Part(
+                                        row.get("last_event_id", Long.class),
+                                        Boolean.TRUE.equals(row.get("needs_snapshot", Boolean.class))))
+                                .one()
+                                .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchPart(bankId, rank)))
+                                .map(part -> new Locked(bank, part)));
+    }
+
+    private void count(BatchEffect effect) {
+        meters.counter("kvreuse.inventory.batches", "outcome", "applied").increment();
+        meters.counter("kvreuse.inventory.blocks", "kind", "stored").increment(effect.stored.size());
+        meters.counter("kvreuse.inventory.blocks", "kind", "removed").increment(effect.removed.size());
+        if (effect.nativeClears > 0) {
+            meters.counter("kvreuse.inventory.native.cache.clears").increment(effect.nativeClears);
+        }
+    }
+}

@@ -1,0 +1,292 @@
+package io.kvreuse.bank;
+
+import io.kvreuse.audit.AuditEntry;
+import io.kvreuse.audit.AuditTrail;
+import io.kvreuse.bank.BankStore.ChangeSet;
+import io.kvreuse.error.KvReuseException;
+import io.kvreuse.error.ProblemKind;
+import io.kvreuse.security.ApiPrincipal;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.dao.DuplicateKeyException;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.reactive.TransactionalOperator;
+import reactor.core.publisher.Mono;
+
+/** Creates, readies, resets and shows retained banks; keeps their publication current. */
+@Service
+public class RetainedBanks {
+
+    private static final Set<String> LIVE_OWNER = Set.of("REGISTERED", "READY");
+
+    private final DatabaseClient db;
+    private final TransactionalOperator tx;
+    private final BankStore store;
+    private final AuditTrail audit;
+    private final ApplicationEventPublisher events;
+
+    RetainedBanks(
+            DatabaseClient db,
+            TransactionalOperator tx,
+            BankStore store,
+            AuditTrail audit,
+            ApplicationEventPublisher events) {
+        this.db = db;
+        this.tx = tx;
+        this.store = store;
+        this.audit = audit;
+        this.events = events;
+    }
+
+    /** Created bank and whether it is new (201) or the same bank created before (200). */
+    record Created(BankView bank, boolean created) {}
+
+    Mono<Created> create(UUID incarnationId, InventoryRequests.CreateBank request, ApiPrincipal caller) {
+        return store.owner(incarnationId)
+                .filter(o -> o.ownerSubject().equals(caller.subject()))
+                .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchIncarnation(incarnationId)))
+                .flatMap(owner -> {
+                    validate(owner, request);
+                    return existing(incarnationId)
+                            .flatMap(bank -> sameBank(bank, request)
+                                    ? Mono.just(new Created(bank, false))
+                                    : Mono.error(BankExceptions.bankExists(incarnationId, bank.bankId())))
+                            .switchIfEmpty(Mono.defer(() -> insert(owner, request, caller.actor())));
+                })
+                .onErrorMap(
+                        DuplicateKeyException.class,
+                        e -> new KvReuseException(
+                                ProblemKind.CONFLICT,
+                                "bank-exists",
+                                "Incarnation already has a bank",
+                                "incarnation " + incarnationId + " already retains a bank"));
+    }
+
+    private static void validate(BankStore.Owner owner, InventoryRequests.CreateBank request) {
+        if (!"DECODE".equals(owner.role())) {
+            throw BankExceptions.notDecode(owner.incarnationId());
+        }
+        if (!LIVE_OWNER.contains(owner.state())) {
+            throw BankExceptions.ownerGone(owner.incarnationId(), owner.state());
+        }
+        Set<Integer> ranks =
+                request.parts().stream().map(InventoryRequests.Part::rank).collect(Collectors.toSet());
+        if (ranks.size() != request.parts().size()
+                || ranks.size() != owner.tp()
+                || !ranks.stream().allMatch(r -> r < owner.tp())) {
+            throw new KvReuseException(
+                    ProblemKind.REFUSED,
+                    "rank-layout-mismatch",
+                    "Parts do not match the ranks",
+                    "a bank has exactly one part per rank 0.." + (owner.tp() - 1));
+        }
+        for (InventoryRequests.Part part : request.parts()) {
+            if (part.bytesPerBlock() != owner.bytesPerBlock()) {
+                throw new KvReuseException(
+                                ProblemKind.REFUSED,
+                                "bytes-per-block-mismatch",
+                                "Block size differs from the domain",
+                                "rank " + part.rank() + " has " + part.bytesPerBlock()
+                                        + " bytes per block; the layout domain certifies " + owner.bytesPerBlock())
+                        .with("expectedBytesPerBlock", owner.bytesPerBlock());
+            }
+        }
+    }
+
+    private Mono<BankView> existing(UUID incarnationId) {
+        return db.sql("SELECT bank_id FROM retained_bank WHERE incarnation_id = :id AND state <> 'DROPPED'")
+                .bind("id", incarnationId)
+                .map((row, meta) -> row.get("bank_id", UUID.class))
+                .one()
+                .flatMap(this::view);
+    }
+
+    private static boolean sameBank(BankView bank, InventoryRequests.CreateBank request) {
+        if (bank.capacityBlocks() != request.capacityBlocks()
+                || bank.parts().size() != request.parts().size()) {
+            return false;
+        }
+        Map<Integer, String> refs = request.parts().stream()
+                .collect(Collectors.toMap(InventoryRequests.Part::rank, InventoryRequests.Part::regionRef));
+        return bank.parts().stream().allMatch(p -> p.regionRef().equals(refs.get(p.rank())));
+    }
+
+    private Mono<Created> insert(BankStore.Owner owner, InventoryRequests.CreateBank request, String actor) {
+        UUID bankId = UUID.randomUUID();
+        Mono<Void> parts = reactor.core.publisher.Flux.fromIterable(request.parts())
+                .concatMap(p -> db.sql(
+                                "INSERT INTO bank_part (bank_id, rank, region_ref, bytes_per_block) VALUES (:b, :r, :ref, :bytes)")
+                        .bind("b", bankId)
+                        .bind("r", p.rank())
+                        .bind("ref", p.regionRef())
+                        .bind("bytes", p.bytesPerBlock())
+                        .then())
+                .then();
+        return db.sql(
+                        "INSERT INTO retained_bank (bank_id, incarnation_id, capacity_blocks, state) VALUES (:b, :i, :c, 'PENDING')")
+                .bind("b", bankId)
+                .bind("i", owner.incarnationId())
+                .bind("c", request.capacityBlocks())
+                .then()
+                .then(parts)
+                .then(audit.record(AuditEntry.action(actor, "bank", bankId.toString(), "BANK_CREATED")
+                        .withDetail(Map.of(
+                                "incarnationId",
+                                owner.incarnationId().toString(),
+                                "capacityBlocks",
+                                request.capacityBlocks()))))
+                .as(tx::transactional)
+                .then(Mono.defer(() -> view(bankId)))
+                .map(v -> new Created(v, true));
+    }
+
+    /** Marks a rank part ready; the bank publishes once every part is. Idempotent. */
+    Mono<BankView> ready(UUID bankId, int rank, ApiPrincipal caller) {
+        return mutate(
+                bankId,
+                caller,
+                (bank, changes) -> db.sql("UPDATE bank_part SET ready = TRUE WHERE bank_id = :b AND rank = :r")
+                        .bind("b", bankId)
+                        .bind("r", rank)
+                        .fetch()
+                        .rowsUpdated()
+                        .flatMap(n -> n == 0 ? Mono.error(BankExceptions.noSuchPart(bankId, rank)) : Mono.empty()));
+    }
+
+    /** A bank-wide reset: the epoch rises and the inventory empties (a native cache clear is not one). */
+    Mono<BankView> reset(UUID bankId, ApiPrincipal caller) {
+        return mutate(
+                bankId,
+                caller,
+                (bank, changes) -> db.sql("DELETE FROM bank_block WHERE bank_id = :b")
+                        .bind("b", bankId)
+                        .then()
+                        .then(db.sql("UPDATE bank_part SET needs_snapshot = FALSE WHERE bank_id = :b")
+                                .bind("b", bankId)
+                                .then())
+                        .then(db.sql(
+                                        "UPDATE retained_bank SET bank_epoch = bank_epoch + 1, rank_disagreement = FALSE WHERE bank_id = :b")
+                                .bind("b", bankId)
+                                .then())
+                        .then(audit.record(new AuditEntry(
+                                caller.actor(),
+                                "bank",
+                                bankId.toString(),
+                                "BANK_RESET",
+                                null,
+                                null,
+                                bank.epoch() + 1,
+                                null,
+                                Map.of())))
+                        .doOnSuccess(v -> changes.add(IndexOp.of(IndexOp.Kind.RESET, bank.epoch() + 1))));
+    }
+
+    /** Re-evaluates publication after the owner's state changed (e.g. it left READY). */
+    public Mono<Void> ownerChanged(UUID incarnationId, String actor) {
+        return db.sql("SELECT bank_id FROM retained_bank WHERE incarnation_id = :id AND state <> 'DROPPED'")
+                .bind("id", incarnationId)
+                .map((row, meta) -> row.get("bank_id", UUID.class))
+                .all()
+                .concatMap(bankId -> {
+                    ChangeSet changes = new ChangeSet();
+                    return store.bank(bankId, true)
+                            .then(store.refreshPublication(bankId, actor, changes))
+                            .then(Mono.defer(() -> store.appendFeed(bankId, changes)))
+                            .as(tx::transactional)
+                            .doOnSuccess(v -> events.publishEvent(new BankChanged(bankId)));
+                })
+                .then();
+    }
+
+    private interface Mutation {
+        Mono<Void> apply(BankStore.BankRow bank, ChangeSet changes);
+    }
+
+    private Mono<BankView> mutate(UUID bankId, ApiPrincipal caller, Mutation mutation) {
+        ChangeSet changes = new ChangeSet();
+        return store.bank(bankId, true)
+                .filter(b -> b.ownerSubject().equals(caller.subject()))
+                .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)))
+                .flatMap(bank -> bank.state() == BankState.DROPPED
+                        ? Mono.error(BankExceptions.dropped(bankId))
+                        : mutation.apply(bank, changes)
+                                .then(store.refreshPublication(bankId, caller.actor(), changes))
+                                .then(Mono.defer(() -> store.appendFeed(bankId, changes))))
+                .as(tx::transactional)
+                .doOnSuccess(v -> events.publishEvent(new BankChanged(bankId)))
+                .then(Mono.defer(() -> view(bankId)));
+    }
+
+    /** A bank for its owner or an operator. */
+    Mono<BankView> get(UUID bankId, ApiPrincipal caller) {
+        return store.bank(bankId, false)
+                .filter(b -> caller.isOperator() || b.ownerSubject().equals(caller.subject()))
+                .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)))
+                .flatMap(b -> view(bankId));
+    }
+
+    /** The bank as shown by the API, read without ownership checks. */
+    public Mono<BankView> view(UUID bankId) {
+        Mono<List<BankView.PartView>> parts = db.sql("""
+                        SELECT p.rank, p.region_ref, p.bytes_per_block, p.ready, p.last_event_id, p.needs_snapshot, p.native_clears,
+                               count(k.seq_hash) AS blocks, count(k.seq_hash) FILTER (WHERE k.pin_count > 0) AS pinned
+                        FROM bank_part p LEFT JOIN bank_block k ON k.bank_id = p.bank_id AND k.rank = p.rank
+                        WHERE p.bank_id = :b GROUP BY p.bank_id, p.rank ORDER BY p.rank
+                        """)
+                .bind("b", bankId)
+                .map((row, meta) -> new BankView.PartView(
+                        row.get("rank", Integer.class),
+                        row.get("region_ref", String.class),
+                        row.get("bytes_per_block", Long.class),
+                        Boolean.TRUE.equals(row.get("ready", Boolean.class)),
+                        row.get("last_event_id", Long.class),
+                        Boolean.TRUE.equals(row.get("needs_snapshot", Boolean.class)),
+                        row.get("native_clears", Long.class),
+                        row.get("blocks", Long.class),
+                        row.get("pinned", Long.class)))
+                .all()
+                .collectList();
+        return db.sql("SELECT * FROM retained_bank WHERE bank_id = :b")
+                .bind("b", bankId)
+                .map((row, meta) -> new Header(
+                        row.get("incarnation_id", UUID.class),
+                        BankState.valueOf(row.get("state", String.class)),
+                        row.get("unpublished_reason", String.class),
+                        row.get("bank_epoch", Long.class),
+                        row.get("capacity_blocks", Integer.class),
+                        Boolean.TRUE.equals(row.get("rank_disagreement", Boolean.class))))
+                .one()
+                .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)))
+                .zipWith(parts)
+                .flatMap(t -> eligibleCount(bankId, t.getT2().size()).map(eligible -> {
+                    Header h = t.getT1();
+                    return new BankView(
+                            bankId,
+                            h.incarnationId(),
+                            h.state(),
+                            h.reason(),
+                            h.epoch(),
+                            h.capacity(),
+                            h.disagreement(),
+                            eligible,
+                            t.getT2());
+                }));
+    }
+
+    private record Header(
+            UUID incarnationId,
+            BankState state,
+            @org.jspecify.annotations.Nullable String reason,
+            long epoch,
+            int capacity,
+            boolean disagreement) {}
+
+    private Mono<Long> eligibleCount(UUID bankId, int tp) {
+        return store.eligible(bankId, tp).count();
+    }
+}

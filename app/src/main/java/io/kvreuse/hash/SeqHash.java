@@ -1,0 +1,45 @@
+package io.kvreuse.hash;
+
+import io.kvreuse.error.InvalidRequestException;
+
+/**
+ * Parses and formats u64 sequence hashes. In Java (and in PostgreSQL's BIGINT) the same 64 bits
+ * are held in a {@code long}; on the wire they are unsigned decimal strings, or hex with {@code 0x}.
+ */
+public final class SeqHash {
+
+    private SeqHash() {}
+
+    /** Parses an unsigned decimal or {@code 0x} hex string; a bad value is a 400 naming the field. */
+    public static long parse(String value, String field) {
+        if (value == null || value.isEmpty() || value.length() > 20) {
+            throw invalid(field);
+        }
+        try {
+            if (value.startsWith("0x") || value.startsWith("0X")) {
+                String hex = value.substring(2);
+                if (hex.isEmpty() || hex.length() > 16) {
+                    throw invalid(field);
+                }
+                return Long.parseUnsignedLong(hex, 16);
+            }
+            if (value.charAt(0) == '+' || value.charAt(0) == '-') {
+                throw invalid(field);
+            }
+            return Long.parseUnsignedLong(value);
+        } catch (NumberFormatException e) {
+            throw invalid(field);
+        }
+    }
+
+    public static String format(long hash) {
+        return Long.toUnsignedString(hash);
+    }
+
+    private static InvalidRequestException invalid(String field) {
+        return new InvalidRequestException(
+                "invalid-hash",
+                "Invalid sequence hash",
+                field + " must be an unsigned 64-bit integer as a decimal string or 0x-prefixed hex");
+    }
+}
