@@ -27,10 +27,12 @@ public class PgNotifications implements SmartLifecycle {
     public static final String SETTINGS = "kvreuse_settings";
     /** Channel of inventory and bank changes; the payload is a change-feed id. */
     public static final String INVENTORY = "kvreuse_inventory";
+    /** Channel of incarnation, domain and cost-model changes; the payload names the row. */
+    public static final String FLEET = "kvreuse_fleet";
     /** Pseudo-channel emitted after a (re)connect. */
     public static final String RESYNC = "";
 
-    private static final List<String> CHANNELS = List.of(SETTINGS, INVENTORY);
+    private static final List<String> CHANNELS = List.of(SETTINGS, INVENTORY, FLEET);
     private static final Log log = LogFactory.getLog(PgNotifications.class);
 
     private final ConnectionFactory factory;

@@ -1,0 +1,254 @@
+package io.kvreuse.selection;
+
+import io.kvreuse.bank.InventoryFeed;
+import io.kvreuse.index.Candidate;
+import io.kvreuse.settings.ReuseSettings;
+import io.kvreuse.settings.ReuseSettingsService;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.UUID;
+import org.jspecify.annotations.Nullable;
+import org.springframework.stereotype.Service;
+
+/**
+ * The decision half of donor selection (DESIGN §4 steps 1–6), in memory and without I/O: given a
+ * request it returns a {@link Plan} to record as a PROPOSED lease, or a no-hint reason. It never
+ * changes the router's target and never books execution on the donor.
+ */
+@Service
+class DonorSelector {
+
+    static final String GPU_ACTION = "kv.fetch_gpu@1.0";
+    static final String CPU_ACTION = "kv.fetch@1.0";
+
+    private final ReuseSettingsService settings;
+    private final FleetDirectory fleet;
+    private final InventoryFeed inventory;
+    private final InflightLeases inflight;
+    private final Clock clock;
+
+    DonorSelector(ReuseSettingsService settings, FleetDirectory fleet, InventoryFeed inventory, InflightLeases inflight, Clock clock) {
+        this.settings = settings;
+        this.fleet = fleet;
+        this.inventory = inventory;
+        this.inflight = inflight;
+        this.clock = clock;
+    }
+
+    /** A decision: either a plan or the one reason there is none. */
+    record Decision(@Nullable Plan plan, @Nullable NoHintReason reason) {
+        static Decision no(NoHintReason reason) {
+            return new Decision(null, reason);
+        }
+    }
+
+    /** Everything the hint and the PROPOSED lease need. */
+    record Plan(
+            UUID leaseId,
+            String requestId,
+            FleetDirectory.Domain domain,
+            FleetDirectory.Incarnation donor,
+            UUID bankId,
+            long bankEpoch,
+            FleetDirectory.Incarnation target,
+            long[] chain,
+            int localPrefixBlocks,
+            int fetchBlocks,
+            int[] slotRuns,
+            @Nullable String mmLineage,
+            double transferMs,
+            double recomputeMs,
+            long budgetBytes,
+            String hint,
+            int manifestBytes,
+            Instant leaseDeadline,
+            Instant transferDeadline,
+            Instant abandonDeadline) {
+
+        double gainMs() {
+            return recomputeMs - transferMs;
+        }
+
+        boolean cpu() {
+            return domain.transportClass().equals("CPU_TP1");
+        }
+    }
+
+    Decision select(String requestId, UUID targetId, long[] chain, int localPrefix, @Nullable String lineage) {
+        ReuseSettings s = settings.current();
+        if (!s.enabled()) {
+            return Decision.no(NoHintReason.DISABLED);
+        }
+        FleetDirectory.Incarnation target = fleet.incarnation(targetId);
+        if (target == null || !target.isReady() || !"PREFILL".equals(target.role())) {
+            return Decision.no(NoHintReason.NOT_PREFILL);
+        }
+        FleetDirectory.Domain domain = fleet.domain(target.domainId());
+        if (domain == null || !domain.certified()) {
+            return Decision.no(NoHintReason.DOMAIN_NOT_CERTIFIED);
+        }
+        String action = domain.transportClass().equals("CPU_TP1") ? CPU_ACTION : GPU_ACTION;
+        if (!target.capabilities().contains(action)) {
+            return Decision.no(NoHintReason.NOT_CAPABLE);
+        }
+        int n = chain.length;
+        if (n - localPrefix < s.minFetchBlocks()) {
+            return Decision.no(NoHintReason.BELOW_MIN_BLOCKS);
+        }
+        if (inflight.target(targetId) >= s.maxInflightPerTarget()) {
+            return Decision.no(NoHintReason.AT_CAPACITY);
+        }
+        List<Candidate> candidates = inventory.index().lookup(domain.id(), chain, n, lineage, s.maxDonorCandidates());
+        return choose(requestId, s, domain, target, action, candidates, chain, localPrefix, lineage);
+    }
+
+    private record Scored(Candidate candidate, FleetDirectory.Incarnation donor, int delta, double transferMs, double recomputeMs, int donorInflight) {
+        double gain() {
+            return recomputeMs - transferMs;
+        }
+    }
+
+    private static final Comparator<Scored> BEST = Comparator.comparingDouble(Scored::gain).reversed()
+            .thenComparing(Comparator.comparingInt(Scored::delta).reversed())
+            .thenComparingInt(Scored::donorInflight)
+            .thenComparing(sc -> sc.donor().id());
+
+    private Decision choose(String requestId, ReuseSettings s, FleetDirectory.Domain domain, FleetDirectory.Incarnation target,
+            String action, List<Candidate> candidates, long[] chain, int localPrefix, @Nullable String lineage) {
+        Stage furthest = Stage.COVERAGE;
+        List<Scored> viable = new ArrayList<>(candidates.size());
+        for (Candidate c : candidates) {
+            if (c.coveredBlocks() <= localPrefix) {
+                continue;
+            }
+            furthest = furthest.atLeast(Stage.AVAILABILITY);
+            FleetDirectory.Incarnation donor = donorOf(c);
+            if (donor == null || !donor.isReady() || !"DECODE".equals(donor.role()) || donor.id().equals(target.id())
+                    || !donor.capabilities().contains(action) || !donor.domainId().equals(domain.id())) {
+                continue;
+            }
+            furthest = furthest.atLeast(Stage.REACHABILITY);
+            if (!reachable(domain, donor, target, s)) {
+                continue;
+            }
+            furthest = furthest.atLeast(Stage.CAPACITY);
+            int donorInflight = inflight.donor(donor.id());
+            if (donorInflight >= s.maxInflightPerDonor()) {
+                continue;
+            }
+            furthest = furthest.atLeast(Stage.SIZE);
+            int delta = Math.min(Math.min(c.coveredBlocks(), chain.length), localPrefix + s.maxFetchBlocks()) - localPrefix;
+            long perRankBudget = s.maxFetchBytes() / domain.tpSize();
+            int budgetBlocks = (int) Math.min(Integer.MAX_VALUE, perRankBudget / domain.bytesPerBlockPerRank());
+            boolean budgetBound = budgetBlocks < delta;
+            delta = Math.min(delta, budgetBlocks);
+            if (delta < s.minFetchBlocks()) {
+                furthest = furthest.atLeast(budgetBound ? Stage.BUDGET : Stage.SIZE);
+                continue;
+            }
+            furthest = furthest.atLeast(Stage.PROFIT);
+            CostModel cost = domain.costModel();
+            double transfer = cost.transferMs(delta * domain.bytesPerBlockPerRank());
+            double recompute = cost.recomputeMs(localPrefix, delta, domain.blockSizeTokens());
+            double gain = recompute - transfer;
+            if (gain < s.minGainMs() || gain < s.minGainRatio() * recompute) {
+                continue;
+            }
+            viable.add(new Scored(c, donor, delta, transfer, recompute, donorInflight));
+        }
+        if (viable.isEmpty()) {
+            return Decision.no(furthest.reason());
+        }
+        viable.sort(BEST);
+        NoHintReason last = NoHintReason.BUDGET;
+        for (Scored best : viable) {
+            Decision d = plan(requestId, s, domain, target, best, chain, localPrefix, lineage);
+            if (d.plan() != null) {
+                return d;
+            }
+            last = d.reason();
+        }
+        return Decision.no(last);
+    }
+
+    private Decision plan(String requestId, ReuseSettings s, FleetDirectory.Domain domain, FleetDirectory.Incarnation target,
+            Scored best, long[] chain, int localPrefix, @Nullable String lineage) {
+        int[] slots = inventory.index().slots(best.candidate().bankId(), best.candidate().bankEpoch(), chain, localPrefix,
+                localPrefix + best.delta(), lineage);
+        int delta = slots.length;
+        if (delta < s.minFetchBlocks()) {
+            return Decision.no(NoHintReason.NO_COVERAGE);
+        }
+        Instant now = clock.instant();
+        UUID leaseId = UUID.randomUUID();
+        Instant leaseDeadline = now.plusMillis(s.leaseTtlMs());
+        Instant transferDeadline = now.plusMillis(s.transferDeadlineMs());
+        String hint;
+        int[] runs;
+        while (true) {
+            runs = HintBuilder.slotRuns(delta == slots.length ? slots : java.util.Arrays.copyOf(slots, delta));
+            hint = domain.transportClass().equals("CPU_TP1")
+                    ? HintBuilder.cpu(best.donor().controlEndpoint(), chain, localPrefix + delta)
+                    : HintBuilder.gpu(new HintBuilder.GpuHint(leaseId, leaseDeadline, transferDeadline, domain.id(), best.donor(),
+                            best.candidate().bankId(), best.candidate().bankEpoch(), target, domain.blockSizeTokens(), localPrefix,
+                            delta, chain, runs, domain.transportClass(), delta * domain.bytesPerBlockPerRank()));
+            int size = HintBuilder.bytes(hint);
+            if (size <= HintBuilder.MAX_MANIFEST_BYTES) {
+                break;
+            }
+            // shrink in proportion to the overshoot, then by one more block, never growing
+            int next = Math.min(delta - 1, (int) ((long) delta * HintBuilder.MAX_MANIFEST_BYTES / size));
+            if (next < s.minFetchBlocks()) {
+                return Decision.no(NoHintReason.BUDGET);
+            }
+            delta = next;
+        }
+        CostModel cost = domain.costModel();
+        double transfer = cost.transferMs(delta * domain.bytesPerBlockPerRank());
+        double recompute = cost.recomputeMs(localPrefix, delta, domain.blockSizeTokens());
+        return new Decision(new Plan(leaseId, requestId, domain, best.donor(), best.candidate().bankId(), best.candidate().bankEpoch(),
+                target, chain, localPrefix, delta, runs, lineage, transfer, recompute, s.maxFetchBytes(), hint, HintBuilder.bytes(hint),
+                leaseDeadline, transferDeadline, now.plusMillis(s.abandonDeadlineMs())), null);
+    }
+
+    private @Nullable FleetDirectory.Incarnation donorOf(Candidate c) {
+        UUID owner = inventory.owner(c.bankId());
+        return owner == null ? null : fleet.incarnation(owner);
+    }
+
+    static boolean reachable(FleetDirectory.Domain domain, FleetDirectory.Incarnation donor, FleetDirectory.Incarnation target, ReuseSettings s) {
+        return switch (domain.transportClass()) {
+            case "GPU_CUDA_IPC" -> donor.hostId().equals(target.hostId());
+            case "GPU_MNNVL" -> s.allowMnnvl() && donor.fabricDomain() != null && donor.fabricDomain().equals(target.fabricDomain());
+            default -> true;
+        };
+    }
+
+    /** How far the best candidate got; its reason is the one reported when none qualifies. */
+    private enum Stage {
+        COVERAGE(NoHintReason.NO_COVERAGE),
+        AVAILABILITY(NoHintReason.DONOR_UNAVAILABLE),
+        REACHABILITY(NoHintReason.UNREACHABLE),
+        CAPACITY(NoHintReason.AT_CAPACITY),
+        SIZE(NoHintReason.BELOW_MIN_BLOCKS),
+        BUDGET(NoHintReason.BUDGET),
+        PROFIT(NoHintReason.UNPROFITABLE);
+
+        private final NoHintReason reason;
+
+        Stage(NoHintReason reason) {
+            this.reason = reason;
+        }
+
+        Stage atLeast(Stage other) {
+            return other.ordinal() > ordinal() ? other : this;
+        }
+
+        NoHintReason reason() {
+            return reason;
+        }
+    }
+}
