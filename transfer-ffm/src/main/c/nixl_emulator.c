@@ -212,6 +212,25 @@ static remote_t *find_remote(agent_t *a, const char *name) {
     return NULL;
 }
 
+typedef struct pending { char *agent, *remote; struct pending *next; } pending_t;
+static pending_t *g_pending;
+
+/* Applies simulated disconnects aimed at this agent (see kvreuse_emu_disconnect). */
+static void apply_disconnects(agent_t *a) {
+    pthread_mutex_lock(&g_lock);
+    for (pending_t **pp = &g_pending; *pp;) {
+        pending_t *p = *pp;
+        if (strcmp(p->agent, a->name) != 0) { pp = &p->next; continue; }
+        remote_t *rm = find_remote(a, p->remote);
+        if (rm) rm->valid = false;
+        *pp = p->next;
+        free(p->agent);
+        free(p->remote);
+        free(p);
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
 /* ------------------------------------------------------------------ notification mailboxes */
 
 static const char *mailbox_dir(void) {
@@ -762,6 +781,7 @@ EXPORT int nixl_capi_invalidate_remote_md(agent_t *a, const char *remote_agent) 
 
 EXPORT int nixl_capi_check_remote_md(agent_t *a, const char *remote_name, dlist_t *descs) {
     if (!a || !remote_name) return CAPI_INVALID_PARAM;
+    apply_disconnects(a);
     remote_t *rm = find_remote(a, remote_name);
     if (!rm) return to_capi(NX_NOT_FOUND);
     for (size_t i = 0; descs && i < descs->count; i++) {
@@ -798,6 +818,7 @@ EXPORT int nixl_capi_prep_xfer_dlist(agent_t *a, const char *agent_name, dlist_t
                                      opt_args_t *opt) {
     (void)opt;
     if (!a || !agent_name || !d || !hndl) return CAPI_INVALID_PARAM;
+    apply_disconnects(a);
     int fault = take_fault(FAULT_PREP);
     if (fault) return to_capi(fault);
     prepped_t *p = xcalloc(1, sizeof *p);
@@ -858,6 +879,7 @@ EXPORT int nixl_capi_make_xfer_req(agent_t *a, int op, prepped_t *local, const i
                                    opt_args_t *opt) {
     (void)opt;
     if (!a || !local || !remote || !local_idx || !remote_idx || !req) return CAPI_INVALID_PARAM;
+    apply_disconnects(a);
     int fault = take_fault(FAULT_MAKE);
     if (fault) return to_capi(fault);
     if (local->side != SIDE_LOCAL || remote->side != SIDE_REMOTE || (op != OP_READ && op != OP_WRITE)
@@ -906,6 +928,7 @@ EXPORT int nixl_capi_create_xfer_req(agent_t *a, int op, dlist_t *local, dlist_t
 
 EXPORT int nixl_capi_post_xfer_req(agent_t *a, request_t *r, opt_args_t *opt) {
     if (!a || !r || r->released) return CAPI_INVALID_PARAM;
+    apply_disconnects(a);
     pthread_mutex_lock(&g_lock);
     int state = r->state;
     pthread_mutex_unlock(&g_lock);
@@ -931,6 +954,7 @@ EXPORT int nixl_capi_post_xfer_req(agent_t *a, request_t *r, opt_args_t *opt) {
 /* Completion is observed only here, and only here is the notification sent, as UCX does. */
 EXPORT int nixl_capi_get_xfer_status(agent_t *a, request_t *r) {
     if (!a || !r || r->released) return CAPI_INVALID_PARAM;
+    apply_disconnects(a);
     int fault = take_fault(FAULT_STATUS);
     if (fault) return to_capi(fault);
     pthread_mutex_lock(&g_lock);
@@ -1026,6 +1050,7 @@ EXPORT int nixl_capi_get_notifs(agent_t *a, notif_map_t *m, opt_args_t *opt) {
 EXPORT int nixl_capi_gen_notif(agent_t *a, const char *remote_agent, const void *data, size_t len, opt_args_t *opt) {
     (void)opt;
     if (!a || !remote_agent || (!data && len)) return CAPI_INVALID_PARAM;
+    apply_disconnects(a);
     if (strcmp(remote_agent, a->name) != 0 && !find_remote(a, remote_agent)) return to_capi(NX_NOT_FOUND);
     deliver_notif(remote_agent, a->name, data, len);
     return CAPI_SUCCESS;
@@ -1098,9 +1123,18 @@ EXPORT void kvreuse_emu_drop_notifications(int count) { atomic_store(&g_drop_not
 /* Completed transfers report IN_PROG for this many extra status polls. */
 EXPORT void kvreuse_emu_set_min_polls(int polls) { atomic_store(&g_min_polls, polls); }
 
-/* Forgets remote_agent inside agent, as NIXL does after the backend reports a remote disconnect. */
-EXPORT int kvreuse_emu_disconnect(agent_t *a, const char *remote_agent) {
-    return nixl_capi_invalidate_remote_md(a, remote_agent);
+/* Simulates a remote disconnect: the named agent forgets remote_agent at its next call, as NIXL
+ * does after the backend reports REMOTE_DISCONNECT. Deferred so only the agent's thread touches it. */
+EXPORT int kvreuse_emu_disconnect(const char *agent_name, const char *remote_agent) {
+    if (!agent_name || !remote_agent) return CAPI_INVALID_PARAM;
+    pending_t *p = xcalloc(1, sizeof *p);
+    p->agent = strdup(agent_name);
+    p->remote = strdup(remote_agent);
+    pthread_mutex_lock(&g_lock);
+    p->next = g_pending;
+    g_pending = p;
+    pthread_mutex_unlock(&g_lock);
+    return CAPI_SUCCESS;
 }
 
 EXPORT void kvreuse_emu_reset(void) {
