@@ -24,10 +24,14 @@ import org.jspecify.annotations.Nullable;
  */
 final class Transfers {
 
+    /** Polls back off up to this multiple of the progress interval while nothing completes. */
+    private static final int MAX_BACKOFF = 16;
+
     private final AgentContext ctx;
     private final List<TransferHandle> active = new ArrayList<>();
     private final Set<TransferHandle> open = new LinkedHashSet<>();
     private boolean progressScheduled;
+    private long pollDelayNanos;
     private long sequence;
 
     Transfers(AgentContext ctx) {
@@ -121,6 +125,7 @@ final class Transfers {
             complete(transfer);
         } else {
             active.add(transfer);
+            pollDelayNanos = ctx.options.progressInterval().toNanos();
             scheduleProgress();
         }
         return transfer;
@@ -145,7 +150,7 @@ final class Transfers {
     private void scheduleProgress() {
         if (!progressScheduled) {
             progressScheduled = true;
-            ctx.thread.schedule(this::progress, ctx.options.progressInterval());
+            ctx.thread.schedule(this::progress, Duration.ofNanos(pollDelayNanos));
         }
     }
 
@@ -154,12 +159,17 @@ final class Transfers {
         if (ctx.isClosed()) {
             return;
         }
+        boolean finished = false;
         Iterator<TransferHandle> it = active.iterator();
         while (it.hasNext()) {
             if (poll(it.next())) {
                 it.remove();
+                finished = true;
             }
         }
+        // Large copies take milliseconds: back off so polling does not steal the copier's core.
+        long base = ctx.options.progressInterval().toNanos();
+        pollDelayNanos = finished ? base : Math.min(pollDelayNanos * 2, base * MAX_BACKOFF);
         if (!active.isEmpty()) {
             scheduleProgress();
         }
