@@ -69,6 +69,9 @@ final class AgentThread implements AutoCloseable {
     @Override
     public void close() {
         executor.shutdownNow();
+        if (isCurrent()) {
+            return; // closing from a task on this thread: it ends when the task returns
+        }
         try {
             executor.awaitTermination(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {

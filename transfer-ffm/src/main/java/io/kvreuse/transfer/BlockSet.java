@@ -59,10 +59,6 @@ public final class BlockSet implements AutoCloseable {
         return peer;
     }
 
-    BlockGeometry geometry() {
-        return geometry;
-    }
-
     NativeHandle handle() {
         return handle;
     }

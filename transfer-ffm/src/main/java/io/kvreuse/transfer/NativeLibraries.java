@@ -66,7 +66,7 @@ final class NativeLibraries {
                             + ": point TransferOptions.library at NIXL's C ABI library libnixl_capi.so"
                             + " (NIXL 1.4.0 or newer)");
         }
-        return new Loaded(NativeAvailability.availableAt(library), new NixlCapi(library, lookup));
+        return new Loaded(NativeAvailability.availableAt(library), new NixlCapi(lookup));
     }
 
     private static @Nullable String problemBeforeLoading(Path library) {

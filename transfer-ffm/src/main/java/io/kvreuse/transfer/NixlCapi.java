@@ -12,7 +12,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
-import java.nio.file.Path;
 
 /**
  * Raw downcalls to one loaded NIXL C library. The method handles are address-less and live in
@@ -89,27 +88,19 @@ final class NixlCapi {
     private static final MethodHandle NOTIF_MAP_GET_NOTIFS_SIZE = link(NixlFunction.NOTIF_MAP_GET_NOTIFS_SIZE);
     private static final MethodHandle NOTIF_MAP_GET_NOTIF = link(NixlFunction.NOTIF_MAP_GET_NOTIF);
 
-    private final Path library;
+    /** Kept for the library's lifetime; its symbols are resolved once into {@link #symbols}. */
     private final SymbolLookup lookup;
+
     private final MemorySegment[] symbols;
 
     /** The caller has checked that every {@link NixlFunction} resolves in {@code lookup}. */
-    NixlCapi(Path library, SymbolLookup lookup) {
-        this.library = library;
+    NixlCapi(SymbolLookup lookup) {
         this.lookup = lookup;
         NixlFunction[] functions = NixlFunction.values();
         this.symbols = new MemorySegment[functions.length];
         for (NixlFunction function : functions) {
-            symbols[function.ordinal()] = lookup.findOrThrow(function.symbol());
+            symbols[function.ordinal()] = this.lookup.findOrThrow(function.symbol());
         }
-    }
-
-    Path library() {
-        return library;
-    }
-
-    SymbolLookup lookup() {
-        return lookup;
     }
 
     private static MethodHandle link(NixlFunction function) {

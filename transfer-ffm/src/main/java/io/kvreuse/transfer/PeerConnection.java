@@ -5,7 +5,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -89,10 +88,6 @@ public final class PeerConnection implements AutoCloseable {
         }
         blockSets.clear();
         arena.close();
-    }
-
-    List<BlockSet> openBlockSets() {
-        return List.copyOf(blockSets.values());
     }
 
     @Override

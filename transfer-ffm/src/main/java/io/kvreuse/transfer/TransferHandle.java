@@ -51,7 +51,10 @@ public final class TransferHandle implements AutoCloseable {
         return state != TransferState.IN_PROGRESS;
     }
 
-    /** Completes with the telemetry, or exceptionally with a {@link TransferException}. */
+    /**
+     * Completes with the telemetry, or exceptionally with a {@link TransferException}. Non-async
+     * dependent stages run on the agent thread: keep them short or use the {@code *Async} variants.
+     */
     public CompletableFuture<TransferTelemetry> completion() {
         return completion.copy();
     }
