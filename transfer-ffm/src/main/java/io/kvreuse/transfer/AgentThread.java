@@ -1,0 +1,121 @@
+package io.kvreuse.transfer;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The one platform thread that makes every native call for one NIXL agent. NIXL's default sync
+ * mode does no locking, and downcalls would pin a virtual thread's carrier, so callers (Netty or
+ * virtual threads) hand work here and wait for the result.
+ */
+final class AgentThread implements AutoCloseable {
+
+    private final String agentName;
+    private final ScheduledThreadPoolExecutor executor;
+    private volatile Thread thread;
+
+    AgentThread(String agentName) {
+        this.agentName = agentName;
+        this.executor = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread t = Thread.ofPlatform()
+                    .name("nixl-agent-" + agentName)
+                    .daemon(true)
+                    .unstarted(runnable);
+            thread = t;
+            return t;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+    }
+
+    boolean isCurrent() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** Runs {@code task} on the agent thread and returns its result, rethrowing its exception. */
+    <T> T call(String operation, Callable<T> task) {
+        if (isCurrent()) {
+            return callHere(task);
+        }
+        Future<T> future;
+        try {
+            future = executor.submit(task);
+        } catch (RejectedExecutionException e) {
+            throw new HandleClosedException(operation, "agent " + agentName, "the agent is closed");
+        }
+        return join(future);
+    }
+
+    void run(String operation, Runnable task) {
+        call(operation, () -> {
+            task.run();
+            return null;
+        });
+    }
+
+    /** Schedules background work such as progress polling; silently dropped once closed. */
+    void schedule(Runnable task, Duration delay) {
+        try {
+            executor.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // closing: the agent's close() releases whatever the task would have handled
+        }
+    }
+
+    @Override
+    public void close() {
+        executor.shutdownNow();
+        if (isCurrent()) {
+            return; // closing from a task on this thread: it ends when the task returns
+        }
+        try {
+            executor.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static <T> T callHere(Callable<T> task) {
+        try {
+            return task.call();
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static <T> T join(Future<T> future) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return future.get();
+                } catch (InterruptedException e) {
+                    // the native call cannot be abandoned halfway: wait for it, then restore the flag
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    throw unwrap(e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static RuntimeException unwrap(Throwable cause) {
+        if (cause instanceof RuntimeException runtime) {
+            return runtime;
+        }
+        if (cause instanceof Error error) {
+            throw error;
+        }
+        return new IllegalStateException(cause);
+    }
+}

@@ -1,0 +1,167 @@
+package io.kvreuse.transfer;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One posted transfer. The agent thread polls it to completion (which is also when NIXL sends its
+ * notification); callers wait with a deadline, react to {@link #completion()}, or cancel. Closing
+ * releases the NIXL request; it is idempotent.
+ */
+public final class TransferHandle implements AutoCloseable {
+
+    private final Transfers owner;
+    private final String description;
+    private final NativeHandle request;
+    private final @Nullable PeerConnection peer;
+    private final long totalBytes;
+    private final long descriptors;
+    private final CompletableFuture<TransferTelemetry> completion = new CompletableFuture<>();
+    private volatile TransferState state = TransferState.IN_PROGRESS;
+    // agent thread only
+    private long postedAtNanos;
+    private long postNanos;
+    private boolean nixlReleased;
+    private boolean closeWhenDone;
+
+    TransferHandle(
+            Transfers owner,
+            String description,
+            NativeHandle request,
+            @Nullable PeerConnection peer,
+            long totalBytes,
+            long descriptors) {
+        this.owner = owner;
+        this.description = description;
+        this.request = request;
+        this.peer = peer;
+        this.totalBytes = totalBytes;
+        this.descriptors = descriptors;
+    }
+
+    public TransferState state() {
+        return state;
+    }
+
+    public boolean isDone() {
+        return state != TransferState.IN_PROGRESS;
+    }
+
+    /**
+     * Completes with the telemetry, or exceptionally with a {@link TransferException}. Non-async
+     * dependent stages run on the agent thread: keep them short or use the {@code *Async} variants.
+     */
+    public CompletableFuture<TransferTelemetry> completion() {
+        return completion.copy();
+    }
+
+    /**
+     * Waits until the transfer completes or {@code timeout} passes. Never call it on the agent's own
+     * thread. The transfer keeps running after a timeout: cancel or close it.
+     *
+     * @throws TransferTimeoutException when the deadline passes first
+     * @throws TransferException when the transfer failed or was cancelled
+     */
+    public TransferTelemetry await(Duration timeout) {
+        owner.requireCallerThread("await");
+        try {
+            return completion.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw new TransferTimeoutException("await", description, "not complete within " + timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransferTimeoutException("await", description, "interrupted while waiting");
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException failure ? failure : new IllegalStateException(e);
+        }
+    }
+
+    /** Telemetry of a completed transfer. */
+    public TransferTelemetry telemetry() {
+        if (state != TransferState.COMPLETED) {
+            throw new IllegalStateException(description + " is " + state + ", not COMPLETED");
+        }
+        return completion.join();
+    }
+
+    /** Cancels an in-flight transfer; false if it already finished or NIXL could not cancel it. */
+    public boolean cancel() {
+        return owner.cancel(this);
+    }
+
+    @Override
+    public void close() {
+        if (!request.isClosed()) {
+            owner.close(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return description + " (" + state + ")";
+    }
+
+    String description() {
+        return description;
+    }
+
+    NativeHandle request() {
+        return request;
+    }
+
+    @Nullable
+    PeerConnection peer() {
+        return peer;
+    }
+
+    long totalBytes() {
+        return totalBytes;
+    }
+
+    long descriptors() {
+        return descriptors;
+    }
+
+    void posted(long postedAt, long postDuration) {
+        postedAtNanos = postedAt;
+        postNanos = postDuration;
+    }
+
+    long postedAtNanos() {
+        return postedAtNanos;
+    }
+
+    long postNanos() {
+        return postNanos;
+    }
+
+    boolean nixlReleased() {
+        return nixlReleased;
+    }
+
+    void markNixlReleased() {
+        nixlReleased = true;
+    }
+
+    boolean closeWhenDone() {
+        return closeWhenDone;
+    }
+
+    void requestCloseWhenDone() {
+        closeWhenDone = true;
+    }
+
+    void succeed(TransferTelemetry telemetry) {
+        state = TransferState.COMPLETED;
+        completion.complete(telemetry);
+    }
+
+    void fail(TransferException failure, TransferState finalState) {
+        state = finalState;
+        completion.completeExceptionally(failure);
+    }
+}

@@ -1,0 +1,326 @@
+package io.kvreuse.transfer;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemoryLayout.PathElement;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Creates, posts, polls, cancels and releases one agent's transfer requests. Everything here runs on
+ * the agent thread; in-flight requests are polled by a self-rescheduling progress task, because in
+ * UCX a transfer's notification is sent only when the initiator polls it to completion.
+ */
+final class Transfers {
+
+    /** Polls back off up to this multiple of the progress interval while nothing completes. */
+    private static final int MAX_BACKOFF = 16;
+
+    private final AgentContext ctx;
+    private final List<TransferHandle> active = new ArrayList<>();
+    private final Set<TransferHandle> open = new LinkedHashSet<>();
+    private boolean progressScheduled;
+    private long pollDelayNanos;
+    private long sequence;
+
+    Transfers(AgentContext ctx) {
+        this.ctx = ctx;
+    }
+
+    /** Transfer between prepared block sets: only index arrays cross into NIXL per request. */
+    TransferHandle submit(TransferRequest request) {
+        TransferRequests.validate(ctx, request);
+        PeerConnection peer = request.remote().peer();
+        String description = describe(request.op(), peer);
+        NativeHandle handle =
+                NativeHandle.create(description, (arena, out) -> make(request, out, description), this::destroy);
+        TransferHandle transfer =
+                new TransferHandle(this, description, handle, peer, request.totalBytes(), request.blockCount());
+        return post(transfer, request.notification());
+    }
+
+    /** One-shot transfer without prepared lists ({@code create_xfer_req}), one descriptor per run. */
+    TransferHandle submitOnce(
+            TransferOp op, BlockGeometry local, PeerConnection peer, BlockGeometry remote, List<SlotRun> runs) {
+        String description = describe(op, peer);
+        NativeHandle handle = NativeHandle.create(
+                description,
+                (arena, out) -> {
+                    try (Arena temp = Arena.ofConfined()) {
+                        MemorySegment localList = Descriptors.runList(ctx.capi, temp, local, runs, true);
+                        MemorySegment remoteList = Descriptors.runList(ctx.capi, temp, remote, runs, false);
+                        try {
+                            int code = ctx.capi.createXferReq(
+                                    ctx.agent("create_xfer_req"),
+                                    op.code(),
+                                    localList,
+                                    remoteList,
+                                    peer.isLoopback() ? ctx.cName() : peer.cName(),
+                                    out,
+                                    MemorySegment.NULL);
+                            checkPeer(code, "create_xfer_req", description, peer, remoteList);
+                        } finally {
+                            ctx.capi.destroyXferDlist(localList);
+                            ctx.capi.destroyXferDlist(remoteList);
+                        }
+                    }
+                },
+                this::destroy);
+        int blocks = runs.stream().mapToInt(SlotRun::blockCount).sum();
+        TransferHandle transfer =
+                new TransferHandle(this, description, handle, peer, blocks * local.bytesPerBlock(), runs.size());
+        return post(transfer, null);
+    }
+
+    private void make(TransferRequest request, MemorySegment out, String description) {
+        int[][] indices = TransferRequests.indices(request);
+        try (Arena temp = Arena.ofConfined()) {
+            int code = ctx.capi.makeXferReq(
+                    ctx.agent("make_xfer_req"),
+                    request.op().code(),
+                    request.local().handle().pointer("make_xfer_req"),
+                    temp.allocateFrom(JAVA_INT, indices[0]),
+                    indices[0].length,
+                    request.remote().handle().pointer("make_xfer_req"),
+                    temp.allocateFrom(JAVA_INT, indices[1]),
+                    indices[1].length,
+                    out,
+                    MemorySegment.NULL);
+            checkPeer(code, "make_xfer_req", description, request.remote().peer(), null);
+        }
+    }
+
+    private TransferHandle post(TransferHandle transfer, byte @Nullable [] notification) {
+        long start = System.nanoTime();
+        int code;
+        try (Arena temp = Arena.ofConfined()) {
+            MemorySegment options = notification == null ? MemorySegment.NULL : notifyOptions(temp, notification);
+            try {
+                code = ctx.capi.postXferReq(
+                        ctx.agent("post_xfer_req"), transfer.request().pointer("post_xfer_req"), options);
+            } finally {
+                if (notification != null) {
+                    ctx.capi.destroyOptArgs(options);
+                }
+            }
+        }
+        transfer.posted(start, System.nanoTime() - start);
+        if (code < 0) {
+            release(transfer);
+            checkPeer(code, "post_xfer_req", transfer.description(), transfer.peer(), null);
+        }
+        open.add(transfer);
+        if (code == NixlStatus.SUCCESS) {
+            complete(transfer);
+        } else {
+            active.add(transfer);
+            pollDelayNanos = ctx.options.progressInterval().toNanos();
+            scheduleProgress();
+        }
+        return transfer;
+    }
+
+    private MemorySegment notifyOptions(Arena temp, byte[] notification) {
+        MemorySegment out = temp.allocate(ADDRESS);
+        NixlStatus.check(ctx.capi.createOptArgs(out), "create_opt_args", ctx.describe());
+        MemorySegment options = out.get(ADDRESS, 0);
+        int code =
+                ctx.capi.optArgsSetNotifMsg(options, temp.allocateFrom(JAVA_BYTE, notification), notification.length);
+        if (code == NixlStatus.SUCCESS) {
+            code = ctx.capi.optArgsSetHasNotif(options, true);
+        }
+        if (code != NixlStatus.SUCCESS) {
+            ctx.capi.destroyOptArgs(options);
+            NixlStatus.check(code, "opt_args_set_notif_msg", ctx.describe());
+        }
+        return options;
+    }
+
+    private void scheduleProgress() {
+        if (!progressScheduled) {
+            progressScheduled = true;
+            ctx.thread.schedule(this::progress, Duration.ofNanos(pollDelayNanos));
+        }
+    }
+
+    private void progress() {
+        progressScheduled = false;
+        if (ctx.isClosed()) {
+            return;
+        }
+        boolean finished = false;
+        Iterator<TransferHandle> it = active.iterator();
+        while (it.hasNext()) {
+            if (poll(it.next())) {
+                it.remove();
+                finished = true;
+            }
+        }
+        // Large copies take milliseconds: back off so polling does not steal the copier's core.
+        long base = ctx.options.progressInterval().toNanos();
+        pollDelayNanos = finished ? base : Math.min(pollDelayNanos * 2, base * MAX_BACKOFF);
+        if (!active.isEmpty()) {
+            scheduleProgress();
+        }
+    }
+
+    /** Returns true once the transfer reached a final state. */
+    private boolean poll(TransferHandle transfer) {
+        int code = ctx.capi.getXferStatus(
+                ctx.agent("get_xfer_status"), transfer.request().pointer("get_xfer_status"));
+        if (code == NixlStatus.IN_PROG) {
+            return false;
+        }
+        if (code == NixlStatus.SUCCESS) {
+            complete(transfer);
+            return true;
+        }
+        NixlException failure = NixlStatus.exception(code, "get_xfer_status", transfer.description());
+        transfer.fail(PeerDiagnosis.refine(ctx, transfer.peer(), failure, null), TransferState.FAILED);
+        return true;
+    }
+
+    private void complete(TransferHandle transfer) {
+        transfer.succeed(telemetry(transfer));
+        if (transfer.closeWhenDone()) {
+            closeNow(transfer);
+        }
+    }
+
+    private TransferTelemetry telemetry(TransferHandle transfer) {
+        if (ctx.options.captureTelemetry()) {
+            MemorySegment out = transfer.request().arena().allocate(NixlCapi.TELEMETRY);
+            int code = ctx.capi.getXferTelemetry(
+                    ctx.agent("get_xfer_telemetry"), transfer.request().pointer("get_xfer_telemetry"), out);
+            if (code == NixlStatus.SUCCESS) {
+                return new TransferTelemetry(
+                        field(out, "total_bytes"),
+                        field(out, "desc_count"),
+                        Duration.ofNanos(field(out, "post_duration_us") * 1000),
+                        Duration.ofNanos(field(out, "xfer_duration_us") * 1000),
+                        true);
+            }
+        }
+        return new TransferTelemetry(
+                transfer.totalBytes(),
+                transfer.descriptors(),
+                Duration.ofNanos(transfer.postNanos()),
+                Duration.ofNanos(System.nanoTime() - transfer.postedAtNanos()),
+                false);
+    }
+
+    private static long field(MemorySegment telemetry, String name) {
+        return telemetry.get(JAVA_LONG, NixlCapi.TELEMETRY.byteOffset(PathElement.groupElement(name)));
+    }
+
+    boolean cancel(TransferHandle transfer) {
+        return ctx.thread.call("cancel", () -> cancelHere(transfer));
+    }
+
+    private boolean cancelHere(TransferHandle transfer) {
+        if (transfer.isDone() || transfer.request().isClosed()) {
+            return false;
+        }
+        int code = ctx.capi.releaseXferReq(
+                ctx.agent("release_xfer_req"), transfer.request().pointer("release_xfer_req"));
+        if (code != NixlStatus.SUCCESS) {
+            return false; // NIXL could not cancel: the transfer runs on and the progress task finishes it
+        }
+        transfer.markNixlReleased();
+        active.remove(transfer);
+        closeNow(transfer);
+        transfer.fail(
+                new TransferCancelledException("cancel", transfer.description(), "cancelled before completion"),
+                TransferState.CANCELLED);
+        return true;
+    }
+
+    void close(TransferHandle transfer) {
+        ctx.thread.run("close", () -> closeHere(transfer));
+    }
+
+    private void closeHere(TransferHandle transfer) {
+        if (transfer.request().isClosed()) {
+            return;
+        }
+        if (transfer.isDone() || cancelHere(transfer)) {
+            closeNow(transfer);
+        } else {
+            transfer.requestCloseWhenDone();
+        }
+    }
+
+    private void closeNow(TransferHandle transfer) {
+        open.remove(transfer);
+        release(transfer);
+    }
+
+    /** NIXL's order: release the request, then destroy its wrapper (destroy first is an error). */
+    private void release(TransferHandle transfer) {
+        NativeHandle request = transfer.request();
+        if (request.isClosed()) {
+            return;
+        }
+        if (!transfer.nixlReleased()) {
+            int code = ctx.capi.releaseXferReq(ctx.agent("release_xfer_req"), request.pointer("release_xfer_req"));
+            NixlStatus.check(code, "release_xfer_req", transfer.description());
+            transfer.markNixlReleased();
+        }
+        request.close();
+    }
+
+    private void destroy(MemorySegment request) {
+        NixlStatus.check(ctx.capi.destroyXferReq(request), "destroy_xfer_req", ctx.describe());
+    }
+
+    /** Agent close: cancel or finish every open transfer within {@code grace}, then release them. */
+    void closeAll(Duration grace) {
+        long deadline = System.nanoTime() + grace.toNanos();
+        for (TransferHandle transfer : List.copyOf(open)) {
+            closeHere(transfer);
+        }
+        while (!active.isEmpty() && System.nanoTime() < deadline) {
+            active.removeIf(this::poll);
+            LockSupport.parkNanos(ctx.options.progressInterval().toNanos());
+        }
+        for (TransferHandle transfer : List.copyOf(open)) {
+            if (!transfer.isDone()) {
+                transfer.fail(
+                        new TransferCancelledException("close", transfer.description(), "agent closed"),
+                        TransferState.CANCELLED);
+            }
+            open.remove(transfer);
+        }
+        active.clear();
+    }
+
+    void requireCallerThread(String operation) {
+        if (ctx.thread.isCurrent()) {
+            throw new IllegalStateException(operation + " would block " + ctx.describe() + "'s own thread");
+        }
+    }
+
+    private String describe(TransferOp op, @Nullable PeerConnection peer) {
+        sequence++;
+        return "transfer #" + sequence + " " + op + " " + ctx.name + (op == TransferOp.READ ? " <- " : " -> ")
+                + (peer == null ? "?" : peer.remoteAgent());
+    }
+
+    private void checkPeer(
+            int code, String operation, String handle, @Nullable PeerConnection peer, @Nullable MemorySegment dlist) {
+        if (code < 0) {
+            throw PeerDiagnosis.refine(ctx, peer, NixlStatus.exception(code, operation, handle), dlist);
+        }
+    }
+}
