@@ -54,6 +54,24 @@ public class LayoutDomains {
                 .switchIfEmpty(Mono.error(() -> new NoSuchDomainException(domainId)));
     }
 
+    /**
+     * The domain for a new use (a registration, a lease): it must exist and be certified. Inside a
+     * transaction this holds a share lock on the row until commit, so a concurrent revocation waits
+     * and nothing new slips in after it. Fails with {@link NoSuchDomainException} or {@link
+     * DomainRevokedException}.
+     */
+    public Mono<LayoutDomain> findForUse(String domainId) {
+        if (!ContractDigest.looksLikeId(domainId)) {
+            return Mono.error(new NoSuchDomainException(domainId));
+        }
+        return db.sql("SELECT * FROM layout_domain WHERE domain_id = :id FOR SHARE")
+                .bind("id", domainId)
+                .map(this::toDomain)
+                .one()
+                .switchIfEmpty(Mono.error(() -> new NoSuchDomainException(domainId)))
+                .flatMap(d -> d.isCertified() ? Mono.just(d) : Mono.error(new DomainRevokedException(d)));
+    }
+
     /** Domains matching every given filter, most recently certified first. */
     public Flux<LayoutDomain> list(
             @Nullable DomainStatus status, @Nullable String modelId, @Nullable TransportClass transport) {
