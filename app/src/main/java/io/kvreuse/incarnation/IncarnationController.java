@@ -1,0 +1,108 @@
+package io.kvreuse.incarnation;
+
+import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.security.CurrentPrincipal;
+import jakarta.validation.Valid;
+import java.net.URI;
+import java.util.UUID;
+import org.jspecify.annotations.Nullable;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Engine incarnations. Engines register and report on their own incarnations; operators read all,
+ * agents read those of their host. Reports may carry the engine's fencing epoch in {@code
+ * X-Fencing-Epoch}; when present and not current the report is refused ({@code stale-epoch}). Another
+ * engine's incarnation answers 404, as if it did not exist.
+ */
+@RestController
+@RequestMapping("/api/v1/incarnations")
+class IncarnationController {
+
+    static final String EPOCH_HEADER = "X-Fencing-Epoch";
+
+    private final IncarnationRegistrar registrar;
+    private final Incarnations incarnations;
+
+    IncarnationController(IncarnationRegistrar registrar, Incarnations incarnations) {
+        this.registrar = registrar;
+        this.incarnations = incarnations;
+    }
+
+    /** 201 with {@code Location}; a replayed Idempotency-Key answers the first 201 again. */
+    @PostMapping
+    Mono<ResponseEntity<StateReport>> register(
+            @Valid @RequestBody RegisterRequest request,
+            @RequestHeader(name = "Idempotency-Key", required = false) @Nullable String idempotencyKey) {
+        return CurrentPrincipal.get()
+                .flatMap(engine -> registrar.register(request, engine, idempotencyKey))
+                .map(r -> ResponseEntity.created(
+                                URI.create("/api/v1/incarnations/" + r.report().incarnationId()))
+                        .header("Idempotent-Replayed", String.valueOf(r.replayed()))
+                        .body(r.report()));
+    }
+
+    @PostMapping("/{id}/heartbeat")
+    Mono<StateReport> heartbeat(
+            @PathVariable UUID id, @RequestHeader(name = EPOCH_HEADER, required = false) @Nullable Long epoch) {
+        return CurrentPrincipal.get().flatMap(engine -> incarnations.heartbeat(id, engine, epoch));
+    }
+
+    @PostMapping("/{id}/drain")
+    Mono<StateReport> drain(
+            @PathVariable UUID id,
+            @RequestHeader(name = EPOCH_HEADER, required = false) @Nullable Long epoch,
+            @RequestBody(required = false) @Valid @Nullable ReportRequest body) {
+        return CurrentPrincipal.get()
+                .flatMap(engine -> incarnations.drain(id, engine, epoch, ReportRequest.reasonOf(body)));
+    }
+
+    @PostMapping("/{id}/exit")
+    Mono<StateReport> exit(
+            @PathVariable UUID id,
+            @RequestHeader(name = EPOCH_HEADER, required = false) @Nullable Long epoch,
+            @RequestBody(required = false) @Valid @Nullable ReportRequest body) {
+        return CurrentPrincipal.get()
+                .flatMap(engine -> incarnations.exit(id, engine, epoch, ReportRequest.reasonOf(body)));
+    }
+
+    @GetMapping
+    Flux<IncarnationView> list(
+            @RequestParam(required = false) @Nullable IncarnationState state,
+            @RequestParam(required = false) @Nullable EngineRole role,
+            @RequestParam(required = false) @Nullable String domainId,
+            @RequestParam(required = false) @Nullable String hostId,
+            @RequestParam(defaultValue = "500") int limit) {
+        if (limit < 1 || limit > 5000) {
+            return Flux.error(new InvalidRequestException(
+                    "invalid-parameter", "Invalid parameter", "parameter 'limit' must be between 1 and 5000"));
+        }
+        return CurrentPrincipal.get().flatMapMany(p -> incarnations.list(state, role, domainId, hostId, p, limit));
+    }
+
+    @GetMapping("/{id}")
+    Mono<IncarnationView> get(@PathVariable UUID id) {
+        return CurrentPrincipal.get().flatMap(p -> incarnations.requireOwned(id, p));
+    }
+
+    /** Optional body of drain and exit: why, for the audit trail. */
+    record ReportRequest(
+            @Nullable @jakarta.validation.constraints.Size(max = 1000)
+            String reason) {
+
+        static @Nullable String reasonOf(@Nullable ReportRequest body) {
+            return body == null || body.reason() == null || body.reason().isBlank()
+                    ? null
+                    : body.reason().strip();
+        }
+    }
+}
