@@ -1,0 +1,169 @@
+package io.kvreuse.index;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An open-addressing map from a u64 sequence hash to its {@link Holders} array, which carries its
+ * own key so one slot is one reference. Linear probing; removal leaves a tombstone so that a
+ * concurrent reader probing past a removed entry never misses a live one (backward-shift deletion
+ * would move entries under its feet). One writer at a time; any number of lock-free readers: a
+ * slot only ever receives a fully built array (release store, acquire load) and a resize publishes
+ * a complete new table through a volatile field.
+ */
+final class HolderTable {
+
+    private static final VarHandle SLOTS = MethodHandles.arrayElementVarHandle(int[][].class);
+    private static final int[] TOMBSTONE = new int[Holders.HEADER];
+    private static final int MIN_CAPACITY = 16;
+    /** Resize when live entries plus tombstones pass this share of the slots. */
+    private static final double MAX_LOAD = 0.6;
+    /** A resize targets this share, so growth stays amortised O(1). */
+    private static final double TARGET_LOAD = 0.3;
+
+    private volatile int[][] slots;
+    private int live;
+    private int tombstones;
+    private long holderBytes;
+
+    HolderTable() {
+        this(MIN_CAPACITY);
+    }
+
+    HolderTable(int expectedEntries) {
+        this.slots = new int[capacityFor(expectedEntries)][];
+    }
+
+    static long mix(long key) {
+        // murmur3 fmix64: engine hashes are usually random, but tests and attackers need not be
+        long h = key;
+        h ^= h >>> 33;
+        h *= 0xff51afd7ed558ccdL;
+        h ^= h >>> 33;
+        h *= 0xc4ceb9fe1a85ec53L;
+        h ^= h >>> 33;
+        return h;
+    }
+
+    @Nullable
+    int[] get(long key) {
+        int[][] table = slots;
+        int mask = table.length - 1;
+        for (int i = (int) mix(key) & mask; ; i = (i + 1) & mask) {
+            int[] holders = (int[]) SLOTS.getAcquire(table, i);
+            if (holders == null) {
+                return null;
+            }
+            if (holders != TOMBSTONE && Holders.key(holders) == key) {
+                return holders;
+            }
+        }
+    }
+
+    /** Inserts or replaces the array of {@code Holders.key(holders)}. Writer only. */
+    void put(int[] holders) {
+        long key = Holders.key(holders);
+        int[][] table = slots;
+        int mask = table.length - 1;
+        int free = -1;
+        for (int i = (int) mix(key) & mask; ; i = (i + 1) & mask) {
+            int[] current = table[i];
+            if (current == null) {
+                if (free < 0) {
+                    free = i;
+                } else {
+                    tombstones--;
+                }
+                SLOTS.setRelease(table, free, holders);
+                live++;
+                holderBytes += bytes(holders);
+                growIfNeeded();
+                return;
+            }
+            if (current == TOMBSTONE) {
+                if (free < 0) {
+                    free = i;
+                }
+            } else if (Holders.key(current) == key) {
+                SLOTS.setRelease(table, i, holders);
+                holderBytes += bytes(holders) - bytes(current);
+                return;
+            }
+        }
+    }
+
+    /** Removes the key if present. Writer only. */
+    boolean remove(long key) {
+        int[][] table = slots;
+        int mask = table.length - 1;
+        for (int i = (int) mix(key) & mask; ; i = (i + 1) & mask) {
+            int[] current = table[i];
+            if (current == null) {
+                return false;
+            }
+            if (current != TOMBSTONE && Holders.key(current) == key) {
+                SLOTS.setRelease(table, i, TOMBSTONE);
+                live--;
+                holderBytes -= bytes(current);
+                tombstones++;
+                growIfNeeded();
+                return true;
+            }
+        }
+    }
+
+    int size() {
+        return live;
+    }
+
+    int capacity() {
+        return slots.length;
+    }
+
+    int tombstones() {
+        return tombstones;
+    }
+
+    /** Heap retained by the holder arrays (compressed-oops object layout). */
+    long holderBytes() {
+        return holderBytes;
+    }
+
+    private static long bytes(int[] holders) {
+        return (16L + 4L * holders.length + 7) & ~7L;
+    }
+
+    private void growIfNeeded() {
+        int[][] table = slots;
+        if (live + tombstones > table.length * MAX_LOAD) {
+            rehash(capacityFor(live));
+        }
+    }
+
+    private void rehash(int capacity) {
+        int[][] old = slots;
+        int[][] table = new int[capacity][];
+        int mask = capacity - 1;
+        for (int[] holders : old) {
+            if (holders != null && holders != TOMBSTONE) {
+                int i = (int) mix(Holders.key(holders)) & mask;
+                while (table[i] != null) {
+                    i = (i + 1) & mask;
+                }
+                table[i] = holders;
+            }
+        }
+        tombstones = 0;
+        slots = table;
+    }
+
+    private static int capacityFor(int entries) {
+        long wanted = (long) Math.ceil(Math.max(entries, 1) / TARGET_LOAD);
+        long capacity = Long.highestOneBit(Math.max(wanted, MIN_CAPACITY) - 1) << 1;
+        if (capacity > 1 << 30) {
+            throw new IllegalStateException("prefix index table cannot hold " + entries + " hashes");
+        }
+        return (int) capacity;
+    }
+}

@@ -1,0 +1,125 @@
+package io.kvreuse.index;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+class PrefixIndexTests {
+
+    private final PrefixIndex index = new PrefixIndex();
+    private final long[] chain = {11, 22, 33, 44};
+
+    private List<StoredBlock> blocks(int n, String lineageFrom2) {
+        List<StoredBlock> blocks = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            blocks.add(new StoredBlock(chain[i], i == 0 ? null : chain[i - 1], i, i, i >= 2 ? lineageFrom2 : null));
+        }
+        return blocks;
+    }
+
+    private UUID publishedBank(String domain, List<StoredBlock> blocks) {
+        UUID bank = UUID.randomUUID();
+        index.registerBank(bank, domain, 3, 16);
+        index.apply(bank, 3, blocks);
+        index.publish(bank);
+        return bank;
+    }
+
+    @Test
+    void lookupWhenBlockCarriesLineageThenOnlySameLineageCoversIt() {
+        UUID bank = publishedBank("d", blocks(4, "img"));
+        assertThat(index.lookup("d", chain, 4, "img", 4)).containsExactly(new Candidate(bank, 3, 4));
+        assertThat(index.lookup("d", chain, 4, null, 4)).containsExactly(new Candidate(bank, 3, 2));
+        assertThat(index.lookup("d", chain, 4, "other", 4)).containsExactly(new Candidate(bank, 3, 2));
+    }
+
+    @Test
+    void lookupWhenBlockAtWrongPositionThenCoverageStopsThere() {
+        List<StoredBlock> blocks = new ArrayList<>(blocks(2, null));
+        blocks.add(new StoredBlock(33, 22L, 5, 2, null));
+        UUID bank = publishedBank("d", blocks);
+        assertThat(index.lookup("d", chain, 4, null, 1)).containsExactly(new Candidate(bank, 3, 2));
+    }
+
+    @Test
+    void lookupWhenOtherDomainOrUnpublishedThenNotACandidate() {
+        UUID bank = publishedBank("d", blocks(4, null));
+        assertThat(index.lookup("e", chain, 4, null, 4)).isEmpty();
+        index.unpublish(bank);
+        assertThat(index.lookup("d", chain, 4, null, 4)).isEmpty();
+        index.publish(bank);
+        assertThat(index.lookup("d", chain, 2, null, 4)).containsExactly(new Candidate(bank, 3, 2));
+    }
+
+    @Test
+    void applyWhenEpochIsOldThenIgnoredAndResetEmptiesBank() {
+        UUID bank = publishedBank("d", blocks(4, null));
+        index.reset(bank, 4);
+        assertThat(index.lookup("d", chain, 4, null, 4)).isEmpty();
+        assertThat(index.apply(bank, 3, blocks(4, null))).isFalse();
+        assertThat(index.stats().entries()).isZero();
+        assertThat(index.apply(bank, 4, blocks(3, null))).isTrue();
+        assertThat(index.lookup("d", chain, 4, null, 4)).containsExactly(new Candidate(bank, 4, 3));
+        assertThatThrownBy(() -> index.reset(bank, 4)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void writesWhenBankUnknownThenUnknownBankException() {
+        UUID unknown = UUID.randomUUID();
+        assertThatThrownBy(() -> index.publish(unknown)).isInstanceOf(UnknownBankException.class);
+        assertThatThrownBy(() -> index.apply(unknown, 1, List.of())).isInstanceOf(UnknownBankException.class);
+        assertThat(index.slots(unknown, 1, chain, 0, 2, null)).isEmpty();
+    }
+
+    @Test
+    void registerWhenBankAlreadyKnownThenRefused() {
+        UUID bank = publishedBank("d", blocks(1, null));
+        assertThatThrownBy(() -> index.registerBank(bank, "d", 1, 8)).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void storedBlockWhenRootHasParentOrNegativeSlotThenRejected() {
+        assertThatThrownBy(() -> new StoredBlock(1, 5L, 0, 0, null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new StoredBlock(1, null, 1, 0, null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new StoredBlock(1, null, 0, -1, null)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void rebuildWhenSnapshotsGivenThenSameAnswersAsLiveIndex() {
+        UUID a = UUID.randomUUID();
+        UUID b = UUID.randomUUID();
+        PrefixIndex rebuilt = PrefixIndex.rebuild(Stream.of(
+                new BankSnapshot(a, "d", 9, 16, true, blocks(3, null)),
+                new BankSnapshot(b, "d", 2, 16, false, blocks(4, null))));
+        assertThat(rebuilt.lookup("d", chain, 4, null, 4)).containsExactly(new Candidate(a, 9, 3));
+        assertThat(rebuilt.slots(a, 9, chain, 1, 3, null)).containsExactly(1, 2);
+        IndexStats stats = rebuilt.stats();
+        assertThat(stats.entries()).isEqualTo(7);
+        assertThat(stats.hashes()).isEqualTo(4);
+        assertThat(stats.banks()).isEqualTo(2);
+        assertThat(stats.publishedBanks()).isEqualTo(1);
+        assertThat(stats.approximateBytes()).isPositive();
+    }
+
+    @Test
+    void dropBankWhenDroppedThenGoneAndEntriesFreed() {
+        UUID bank = publishedBank("d", blocks(4, null));
+        index.dropBank(bank);
+        assertThat(index.lookup("d", chain, 4, null, 4)).isEmpty();
+        assertThat(index.stats().entries()).isZero();
+        assertThat(index.stats().hashes()).isZero();
+        assertThatThrownBy(() -> index.dropBank(bank)).isInstanceOf(UnknownBankException.class);
+    }
+
+    @Test
+    void lookupWhenArgumentsOutOfRangeThenRejected() {
+        assertThatThrownBy(() -> index.lookup("d", chain, 5, null, 1)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> index.lookup("d", chain, 2, null, -1)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(index.lookup("d", chain, 0, null, 3)).isEmpty();
+    }
+}
