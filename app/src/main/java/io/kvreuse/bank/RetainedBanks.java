@@ -203,6 +203,57 @@ public class RetainedBanks {
                 .then();
     }
 
+    /** After a clean exit the bank goes with its owner. */
+    public Mono<Void> dropAfterExit(UUID incarnationId) {
+        return db.sql("SELECT bank_id FROM retained_bank WHERE incarnation_id = :id AND state <> 'DROPPED'")
+                .bind("id", incarnationId)
+                .map((row, meta) -> row.get("bank_id", UUID.class))
+                .all()
+                .concatMap(bankId -> {
+                    ChangeSet changes = new ChangeSet();
+                    changes.add(IndexOp.of(IndexOp.Kind.DROP, 0));
+                    return store.bank(bankId, true)
+                            .flatMap(bank -> db.sql(
+                                            "UPDATE retained_bank SET state = 'DROPPED', unpublished_reason = 'OWNER_EXITED', "
+                                                    + "state_changed_at = now() WHERE bank_id = :b")
+                                    .bind("b", bankId)
+                                    .then()
+                                    .then(audit.record(new AuditEntry(
+                                            "system",
+                                            "bank",
+                                            bankId.toString(),
+                                            "TRANSITION",
+                                            bank.state().name(),
+                                            BankState.DROPPED.name(),
+                                            null,
+                                            "owner exited cleanly",
+                                            Map.of()))))
+                            .then(Mono.defer(() -> store.appendFeed(bankId, changes)))
+                            .as(tx::transactional)
+                            .doOnSuccess(v -> events.publishEvent(new BankChanged(bankId)));
+                })
+                .then();
+    }
+
+    /** Catches up publication with owner states changed where no event reached this replica. */
+    @org.springframework.scheduling.annotation.Scheduled(fixedDelayString = "${kvreuse.inventory.publication-check:5s}")
+    void reconcile() {
+        db.sql("""
+                        SELECT b.incarnation_id, i.state FROM retained_bank b JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id
+                        WHERE (b.state = 'PUBLISHED' AND i.state <> 'READY')
+                           OR (b.state = 'UNPUBLISHED' AND b.unpublished_reason = 'OWNER_NOT_READY' AND i.state = 'READY')
+                           OR (b.state <> 'DROPPED' AND i.state = 'EXITED')
+                        """)
+                .map((row, meta) -> Map.entry(row.get("incarnation_id", UUID.class), row.get("state", String.class)))
+                .all()
+                .concatMap(e ->
+                        "EXITED".equals(e.getValue()) ? dropAfterExit(e.getKey()) : ownerChanged(e.getKey(), "system"))
+                .subscribe(
+                        null,
+                        e -> org.apache.commons.logging.LogFactory.getLog(RetainedBanks.class)
+                                .debug("publication check failed: " + e.getMessage()));
+    }
+
     private interface Mutation {
         Mono<Void> apply(BankStore.BankRow bank, ChangeSet changes);
     }

@@ -11,7 +11,8 @@ package io.kvreuse.selection;
  * @param transferSetupMs fixed cost of one transfer (descriptor prep, posting, completion)
  * @param transferGbytesPerS sustained bandwidth of one rank's transfer, GB/s
  */
-public record CostModel(double prefillMsPerToken, double prefillMsPerTokenSq, double transferSetupMs, double transferGbytesPerS) {
+public record CostModel(
+        double prefillMsPerToken, double prefillMsPerTokenSq, double transferSetupMs, double transferGbytesPerS) {
 
     /** Conservative defaults per transport, until an operator sets or calibration measures better ones. */
     public static CostModel defaults(String transportClass) {

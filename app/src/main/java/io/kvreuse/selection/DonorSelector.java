@@ -30,7 +30,12 @@ class DonorSelector {
     private final InflightLeases inflight;
     private final Clock clock;
 
-    DonorSelector(ReuseSettingsService settings, FleetDirectory fleet, InventoryFeed inventory, InflightLeases inflight, Clock clock) {
+    DonorSelector(
+            ReuseSettingsService settings,
+            FleetDirectory fleet,
+            InventoryFeed inventory,
+            InflightLeases inflight,
+            Clock clock) {
         this.settings = settings;
         this.fleet = fleet;
         this.inventory = inventory;
@@ -105,19 +110,34 @@ class DonorSelector {
         return choose(requestId, s, domain, target, action, candidates, chain, localPrefix, lineage);
     }
 
-    private record Scored(Candidate candidate, FleetDirectory.Incarnation donor, int delta, double transferMs, double recomputeMs, int donorInflight) {
+    private record Scored(
+            Candidate candidate,
+            FleetDirectory.Incarnation donor,
+            int delta,
+            double transferMs,
+            double recomputeMs,
+            int donorInflight) {
         double gain() {
             return recomputeMs - transferMs;
         }
     }
 
-    private static final Comparator<Scored> BEST = Comparator.comparingDouble(Scored::gain).reversed()
+    private static final Comparator<Scored> BEST = Comparator.comparingDouble(Scored::gain)
+            .reversed()
             .thenComparing(Comparator.comparingInt(Scored::delta).reversed())
             .thenComparingInt(Scored::donorInflight)
             .thenComparing(sc -> sc.donor().id());
 
-    private Decision choose(String requestId, ReuseSettings s, FleetDirectory.Domain domain, FleetDirectory.Incarnation target,
-            String action, List<Candidate> candidates, long[] chain, int localPrefix, @Nullable String lineage) {
+    private Decision choose(
+            String requestId,
+            ReuseSettings s,
+            FleetDirectory.Domain domain,
+            FleetDirectory.Incarnation target,
+            String action,
+            List<Candidate> candidates,
+            long[] chain,
+            int localPrefix,
+            @Nullable String lineage) {
         Stage furthest = Stage.COVERAGE;
         List<Scored> viable = new ArrayList<>(candidates.size());
         for (Candidate c : candidates) {
@@ -126,8 +146,12 @@ class DonorSelector {
             }
             furthest = furthest.atLeast(Stage.AVAILABILITY);
             FleetDirectory.Incarnation donor = donorOf(c);
-            if (donor == null || !donor.isReady() || !"DECODE".equals(donor.role()) || donor.id().equals(target.id())
-                    || !donor.capabilities().contains(action) || !donor.domainId().equals(domain.id())) {
+            if (donor == null
+                    || !donor.isReady()
+                    || !"DECODE".equals(donor.role())
+                    || donor.id().equals(target.id())
+                    || !donor.capabilities().contains(action)
+                    || !donor.domainId().equals(domain.id())) {
                 continue;
             }
             furthest = furthest.atLeast(Stage.REACHABILITY);
@@ -140,7 +164,8 @@ class DonorSelector {
                 continue;
             }
             furthest = furthest.atLeast(Stage.SIZE);
-            int delta = Math.min(Math.min(c.coveredBlocks(), chain.length), localPrefix + s.maxFetchBlocks()) - localPrefix;
+            int delta =
+                    Math.min(Math.min(c.coveredBlocks(), chain.length), localPrefix + s.maxFetchBlocks()) - localPrefix;
             long perRankBudget = s.maxFetchBytes() / domain.tpSize();
             int budgetBlocks = (int) Math.min(Integer.MAX_VALUE, perRankBudget / domain.bytesPerBlockPerRank());
             boolean budgetBound = budgetBlocks < delta;
@@ -174,10 +199,24 @@ class DonorSelector {
         return Decision.no(last);
     }
 
-    private Decision plan(String requestId, ReuseSettings s, FleetDirectory.Domain domain, FleetDirectory.Incarnation target,
-            Scored best, long[] chain, int localPrefix, @Nullable String lineage) {
-        int[] slots = inventory.index().slots(best.candidate().bankId(), best.candidate().bankEpoch(), chain, localPrefix,
-                localPrefix + best.delta(), lineage);
+    private Decision plan(
+            String requestId,
+            ReuseSettings s,
+            FleetDirectory.Domain domain,
+            FleetDirectory.Incarnation target,
+            Scored best,
+            long[] chain,
+            int localPrefix,
+            @Nullable String lineage) {
+        int[] slots = inventory
+                .index()
+                .slots(
+                        best.candidate().bankId(),
+                        best.candidate().bankEpoch(),
+                        chain,
+                        localPrefix,
+                        localPrefix + best.delta(),
+                        lineage);
         int delta = slots.length;
         if (delta < s.minFetchBlocks()) {
             return Decision.no(NoHintReason.NO_COVERAGE);
@@ -192,9 +231,22 @@ class DonorSelector {
             runs = HintBuilder.slotRuns(delta == slots.length ? slots : java.util.Arrays.copyOf(slots, delta));
             hint = domain.transportClass().equals("CPU_TP1")
                     ? HintBuilder.cpu(best.donor().controlEndpoint(), chain, localPrefix + delta)
-                    : HintBuilder.gpu(new HintBuilder.GpuHint(leaseId, leaseDeadline, transferDeadline, domain.id(), best.donor(),
-                            best.candidate().bankId(), best.candidate().bankEpoch(), target, domain.blockSizeTokens(), localPrefix,
-                            delta, chain, runs, domain.transportClass(), delta * domain.bytesPerBlockPerRank()));
+                    : HintBuilder.gpu(new HintBuilder.GpuHint(
+                            leaseId,
+                            leaseDeadline,
+                            transferDeadline,
+                            domain.id(),
+                            best.donor(),
+                            best.candidate().bankId(),
+                            best.candidate().bankEpoch(),
+                            target,
+                            domain.blockSizeTokens(),
+                            localPrefix,
+                            delta,
+                            chain,
+                            runs,
+                            domain.transportClass(),
+                            delta * domain.bytesPerBlockPerRank()));
             int size = HintBuilder.bytes(hint);
             if (size <= HintBuilder.MAX_MANIFEST_BYTES) {
                 break;
@@ -209,20 +261,47 @@ class DonorSelector {
         CostModel cost = domain.costModel();
         double transfer = cost.transferMs(delta * domain.bytesPerBlockPerRank());
         double recompute = cost.recomputeMs(localPrefix, delta, domain.blockSizeTokens());
-        return new Decision(new Plan(leaseId, requestId, domain, best.donor(), best.candidate().bankId(), best.candidate().bankEpoch(),
-                target, chain, localPrefix, delta, runs, lineage, transfer, recompute, s.maxFetchBytes(), hint, HintBuilder.bytes(hint),
-                leaseDeadline, transferDeadline, now.plusMillis(s.abandonDeadlineMs())), null);
+        return new Decision(
+                new Plan(
+                        leaseId,
+                        requestId,
+                        domain,
+                        best.donor(),
+                        best.candidate().bankId(),
+                        best.candidate().bankEpoch(),
+                        target,
+                        chain,
+                        localPrefix,
+                        delta,
+                        runs,
+                        lineage,
+                        transfer,
+                        recompute,
+                        s.maxFetchBytes(),
+                        hint,
+                        HintBuilder.bytes(hint),
+                        leaseDeadline,
+                        transferDeadline,
+                        now.plusMillis(s.abandonDeadlineMs())),
+                null);
     }
 
-    private @Nullable FleetDirectory.Incarnation donorOf(Candidate c) {
+    private FleetDirectory.@Nullable Incarnation donorOf(Candidate c) {
         UUID owner = inventory.owner(c.bankId());
         return owner == null ? null : fleet.incarnation(owner);
     }
 
-    static boolean reachable(FleetDirectory.Domain domain, FleetDirectory.Incarnation donor, FleetDirectory.Incarnation target, ReuseSettings s) {
+    static boolean reachable(
+            FleetDirectory.Domain domain,
+            FleetDirectory.Incarnation donor,
+            FleetDirectory.Incarnation target,
+            ReuseSettings s) {
         return switch (domain.transportClass()) {
             case "GPU_CUDA_IPC" -> donor.hostId().equals(target.hostId());
-            case "GPU_MNNVL" -> s.allowMnnvl() && donor.fabricDomain() != null && donor.fabricDomain().equals(target.fabricDomain());
+            case "GPU_MNNVL" ->
+                s.allowMnnvl()
+                        && donor.fabricDomain() != null
+                        && donor.fabricDomain().equals(target.fabricDomain());
             default -> true;
         };
     }

@@ -52,8 +52,16 @@ public class FleetDirectory {
 
     /** A live engine incarnation: what selection checks and what the hint carries. */
     public record Incarnation(
-            UUID id, String role, String state, String domainId, String hostId, @Nullable String fabricDomain,
-            String controlEndpoint, Set<String> capabilities, long fencingEpoch, int[] gpuOrdinals) {
+            UUID id,
+            String role,
+            String state,
+            String domainId,
+            String hostId,
+            @Nullable String fabricDomain,
+            String controlEndpoint,
+            Set<String> capabilities,
+            long fencingEpoch,
+            int[] gpuOrdinals) {
 
         public boolean isReady() {
             return "READY".equals(state);
@@ -62,7 +70,12 @@ public class FleetDirectory {
 
     /** A layout domain with its profitability model. */
     public record Domain(
-            String id, boolean certified, String transportClass, int tpSize, int blockSizeTokens, long bytesPerBlockPerRank,
+            String id,
+            boolean certified,
+            String transportClass,
+            int tpSize,
+            int blockSizeTokens,
+            long bytesPerBlockPerRank,
             CostModel costModel) {}
 
     public @Nullable Incarnation incarnation(UUID id) {
@@ -78,22 +91,28 @@ public class FleetDirectory {
     void load() {
         // start-up, before readiness: selection must see the fleet from its first request
         refresh().block(Duration.ofSeconds(60));
-        feed = notifications.channel(PgNotifications.FLEET)
+        feed = notifications
+                .channel(PgNotifications.FLEET)
                 .concatMap(n -> reload(n.payload()).onErrorResume(e -> Mono.empty()))
                 .subscribe();
         log.info("fleet directory: " + incarnations.size() + " live incarnations, " + domains.size() + " domains");
     }
 
-    @Scheduled(fixedDelayString = "${kvreuse.selection.directory-refresh:5s}", initialDelayString = "${kvreuse.selection.directory-refresh:5s}")
+    @Scheduled(
+            fixedDelayString = "${kvreuse.selection.directory-refresh:5s}",
+            initialDelayString = "${kvreuse.selection.directory-refresh:5s}")
     void periodicRefresh() {
         refresh().subscribe(null, e -> log.debug("fleet directory refresh failed: " + e.getMessage()));
     }
 
     Mono<Void> refresh() {
-        Mono<Void> domainLoad = loadDomains(db.sql(DOMAINS)).collectMap(Domain::id).doOnNext(fresh -> {
-            domains.putAll(fresh);
-            domains.keySet().retainAll(fresh.keySet());
-        }).then();
+        Mono<Void> domainLoad = loadDomains(db.sql(DOMAINS))
+                .collectMap(Domain::id)
+                .doOnNext(fresh -> {
+                    domains.putAll(fresh);
+                    domains.keySet().retainAll(fresh.keySet());
+                })
+                .then();
         Mono<Void> incarnationLoad = loadIncarnations(db.sql(INCARNATIONS + " GROUP BY i.incarnation_id"))
                 .collectMap(Incarnation::id)
                 .doOnNext(fresh -> {
@@ -113,7 +132,8 @@ public class FleetDirectory {
         String id = payload.substring(colon + 1);
         if (kind.equals("incarnation")) {
             UUID incarnationId = UUID.fromString(id);
-            return loadIncarnations(db.sql(INCARNATIONS + " AND i.incarnation_id = :id GROUP BY i.incarnation_id").bind("id", incarnationId))
+            return loadIncarnations(db.sql(INCARNATIONS + " AND i.incarnation_id = :id GROUP BY i.incarnation_id")
+                            .bind("id", incarnationId))
                     .singleOrEmpty()
                     .doOnNext(i -> incarnations.put(i.id(), i))
                     .switchIfEmpty(Mono.fromRunnable(() -> incarnations.remove(incarnationId)))
@@ -153,8 +173,11 @@ public class FleetDirectory {
                     Double perToken = row.get("prefill_ms_per_token", Double.class);
                     CostModel model = perToken == null
                             ? CostModel.defaults(transport)
-                            : new CostModel(perToken, row.get("prefill_ms_per_token_sq", Double.class),
-                                    row.get("transfer_setup_ms", Double.class), row.get("transfer_gbytes_per_s", Double.class));
+                            : new CostModel(
+                                    perToken,
+                                    row.get("prefill_ms_per_token_sq", Double.class),
+                                    row.get("transfer_setup_ms", Double.class),
+                                    row.get("transfer_gbytes_per_s", Double.class));
                     return new Domain(
                             row.get("domain_id", String.class),
                             "CERTIFIED".equals(row.get("status", String.class)),

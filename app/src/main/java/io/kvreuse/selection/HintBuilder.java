@@ -37,21 +37,34 @@ final class HintBuilder {
 
     static String gpu(GpuHint h) {
         StringBuilder json = new StringBuilder(256 + 24 * h.fetchBlocks());
-        json.append("{\"protocol_version\":\"0.1\",\"message_id\":\"").append(UUID.randomUUID())
-                .append("\",\"actions\":[{\"action_id\":\"").append(h.leaseId())
+        json.append("{\"protocol_version\":\"0.1\",\"message_id\":\"")
+                .append(UUID.randomUUID())
+                .append("\",\"actions\":[{\"action_id\":\"")
+                .append(h.leaseId())
                 .append("\",\"action_type\":\"kv.fetch_gpu\",\"action_version\":\"1.0\",\"payload\":{");
         field(json, "lease_id", h.leaseId().toString()).append(',');
         field(json, "lease_deadline", h.leaseDeadline().toString()).append(',');
         field(json, "transfer_deadline", h.transferDeadline().toString()).append(',');
         field(json, "domain_id", h.domainId()).append(',');
         json.append("\"source\":{");
-        field(json, "incarnation_id", h.donor().id().toString()).append(",\"fencing_epoch\":").append(h.donor().fencingEpoch()).append(',');
-        field(json, "bank_id", h.bankId().toString()).append(",\"bank_epoch\":").append(h.bankEpoch()).append(',');
+        field(json, "incarnation_id", h.donor().id().toString())
+                .append(",\"fencing_epoch\":")
+                .append(h.donor().fencingEpoch())
+                .append(',');
+        field(json, "bank_id", h.bankId().toString())
+                .append(",\"bank_epoch\":")
+                .append(h.bankEpoch())
+                .append(',');
         field(json, "control_endpoint", h.donor().controlEndpoint()).append("},\"target\":{");
-        field(json, "incarnation_id", h.target().id().toString()).append(",\"fencing_epoch\":").append(h.target().fencingEpoch());
-        json.append("},\"block_size\":").append(h.blockSizeTokens())
-                .append(",\"local_prefix_blocks\":").append(h.localPrefixBlocks())
-                .append(",\"fetch_blocks\":").append(h.fetchBlocks())
+        field(json, "incarnation_id", h.target().id().toString())
+                .append(",\"fencing_epoch\":")
+                .append(h.target().fencingEpoch());
+        json.append("},\"block_size\":")
+                .append(h.blockSizeTokens())
+                .append(",\"local_prefix_blocks\":")
+                .append(h.localPrefixBlocks())
+                .append(",\"fetch_blocks\":")
+                .append(h.fetchBlocks())
                 .append(",\"block_hashes\":[");
         for (int i = 0; i < h.fetchBlocks(); i++) {
             if (i > 0) {
@@ -69,10 +82,15 @@ final class HintBuilder {
             if (rank > 0) {
                 json.append(',');
             }
-            json.append("{\"rank\":").append(rank)
-                    .append(",\"source_gpu_ordinal\":").append(source[rank])
-                    .append(",\"target_gpu_ordinal\":").append(target[rank]).append(',');
-            field(json, "source_nixl_agent", NixlAgentNames.of(h.donor().hostId(), source[rank])).append(',');
+            json.append("{\"rank\":")
+                    .append(rank)
+                    .append(",\"source_gpu_ordinal\":")
+                    .append(source[rank])
+                    .append(",\"target_gpu_ordinal\":")
+                    .append(target[rank])
+                    .append(',');
+            field(json, "source_nixl_agent", NixlAgentNames.of(h.donor().hostId(), source[rank]))
+                    .append(',');
             field(json, "target_nixl_agent", NixlAgentNames.of(h.target().hostId(), target[rank]));
             json.append(",\"bytes\":").append(h.bytesPerRank()).append('}');
         }
@@ -83,8 +101,10 @@ final class HintBuilder {
     /** Dynamo's CPU action: the root-aligned hashes the target needs; it fetches the suffix it lacks. */
     static String cpu(String sourceControlEndpoint, long[] chain, int blocks) {
         StringBuilder json = new StringBuilder(128 + 21 * blocks);
-        json.append("{\"protocol_version\":\"0.1\",\"message_id\":\"").append(UUID.randomUUID())
-                .append("\",\"actions\":[{\"action_id\":\"").append(UUID.randomUUID())
+        json.append("{\"protocol_version\":\"0.1\",\"message_id\":\"")
+                .append(UUID.randomUUID())
+                .append("\",\"actions\":[{\"action_id\":\"")
+                .append(UUID.randomUUID())
                 .append("\",\"action_type\":\"kv.fetch\",\"action_version\":\"1.0\",\"payload\":{");
         field(json, "source_control_endpoint", sourceControlEndpoint).append(",\"block_hashes\":[");
         for (int i = 0; i < blocks; i++) {

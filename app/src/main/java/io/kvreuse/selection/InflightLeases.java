@@ -66,7 +66,8 @@ class InflightLeases {
         current = new Local();
         db.sql("SELECT donor_incarnation_id AS id, 'D' AS side, count(*) AS n FROM lease WHERE " + ACTIVE
                         + " GROUP BY donor_incarnation_id UNION ALL "
-                        + "SELECT target_incarnation_id, 'T', count(*) FROM lease WHERE " + ACTIVE + " GROUP BY target_incarnation_id")
+                        + "SELECT target_incarnation_id, 'T', count(*) FROM lease WHERE " + ACTIVE
+                        + " GROUP BY target_incarnation_id")
                 .map((row, meta) -> {
                     Map<UUID, Integer> side = "D".equals(row.get("side", String.class)) ? donors : targets;
                     side.put(row.get("id", UUID.class), row.get("n", Long.class).intValue());

@@ -1,0 +1,263 @@
+package io.kvreuse.bank;
+
+import io.kvreuse.index.BankSnapshot;
+import io.kvreuse.index.BlockEvent;
+import io.kvreuse.index.PrefixIndex;
+import io.kvreuse.index.RemovedBlock;
+import io.kvreuse.index.StoredBlock;
+import io.kvreuse.store.PgNotifications;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.event.EventListener;
+import org.springframework.core.annotation.Order;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.stereotype.Component;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * Keeps this replica's in-memory prefix index in step with PostgreSQL. At start it rebuilds the
+ * index from the stored banks; afterwards it applies each bank's change feed in sequence order,
+ * woken by this replica's own commits, by NOTIFY from the others, and by a periodic check.
+ */
+@Component
+public class InventoryFeed {
+
+    private static final Log log = LogFactory.getLog(InventoryFeed.class);
+
+    private final DatabaseClient db;
+    private final BankStore store;
+    private final PgNotifications notifications;
+    private final PrefixIndex index = new PrefixIndex(1 << 16);
+    private final Map<UUID, Tracked> banks = new ConcurrentHashMap<>();
+    private final Set<UUID> pending = ConcurrentHashMap.newKeySet();
+    private final Sinks.Many<UUID> wakeups = Sinks.many().unicast().onBackpressureBuffer();
+    private @Nullable Disposable worker;
+    private @Nullable Disposable feed;
+
+    InventoryFeed(DatabaseClient db, BankStore store, PgNotifications notifications) {
+        this.db = db;
+        this.store = store;
+        this.notifications = notifications;
+    }
+
+    /** A bank as this replica last applied it. */
+    private record Tracked(UUID incarnationId, String domainId, int tp, long epoch, long appliedSeq) {
+        Tracked at(long seq, long newEpoch) {
+            return new Tracked(incarnationId, domainId, tp, newEpoch, seq);
+        }
+    }
+
+    /** The index donor selection reads; only this class writes it. */
+    public PrefixIndex index() {
+        return index;
+    }
+
+    /** The incarnation that owns a bank in the index, or null. */
+    public @Nullable UUID owner(UUID bankId) {
+        Tracked t = banks.get(bankId);
+        return t == null ? null : t.incarnationId();
+    }
+
+    @EventListener(ApplicationReadyEvent.class)
+    @Order(1)
+    void rebuild() {
+        long start = System.nanoTime();
+        // start-up, before readiness: a restarted replica serves the same answers from its first request
+        Long count = bankRows(null).concatMap(this::load).count().block(Duration.ofMinutes(5));
+        log.info("prefix index rebuilt from PostgreSQL: " + count + " banks, "
+                + index.stats().entries() + " entries in " + (System.nanoTime() - start) / 1_000_000 + " ms");
+        worker = wakeups.asFlux()
+                .concatMap(bankId -> catchUp(bankId).onErrorResume(e -> {
+                    log.warn("inventory feed of bank " + bankId + " failed, retrying on the next check: "
+                            + e.getMessage());
+                    return Mono.empty();
+                }))
+                .subscribe();
+        feed = notifications.channel(PgNotifications.INVENTORY).subscribe(n -> {
+            if (n.payload().isEmpty()) {
+                checkAll();
+            } else {
+                wake(UUID.fromString(n.payload().substring(0, n.payload().indexOf(':'))));
+            }
+        });
+    }
+
+    @EventListener
+    void onCommitted(BankChanged changed) {
+        wake(changed.bankId());
+    }
+
+    private void wake(UUID bankId) {
+        if (pending.add(bankId)) {
+            wakeups.emitNext(bankId, Sinks.EmitFailureHandler.busyLooping(Duration.ofSeconds(1)));
+        }
+    }
+
+    /** Covers a missed NOTIFY: any bank whose stored sequence is ahead of what was applied. */
+    @Scheduled(
+            fixedDelayString = "${kvreuse.inventory.feed-check:2s}",
+            initialDelayString = "${kvreuse.inventory.feed-check:2s}")
+    void checkAll() {
+        db.sql("SELECT bank_id, feed_seq FROM retained_bank WHERE state <> 'DROPPED' OR feed_seq > 0")
+                .map((row, meta) -> Map.entry(row.get("bank_id", UUID.class), row.get("feed_seq", Long.class)))
+                .all()
+                .filter(e -> {
+                    Tracked t = banks.get(e.getKey());
+                    return t == null || t.appliedSeq() < e.getValue();
+                })
+                .subscribe(e -> wake(e.getKey()), err -> log.debug("inventory check failed: " + err.getMessage()));
+    }
+
+    private record BankRow(
+            UUID bankId,
+            UUID incarnationId,
+            String domainId,
+            long epoch,
+            int capacity,
+            boolean published,
+            long feedSeq,
+            int tp,
+            boolean dropped) {}
+
+    private Flux<BankRow> bankRows(@Nullable UUID bankId) {
+        return db.sql("""
+                        SELECT b.bank_id, b.incarnation_id, i.domain_id, b.bank_epoch, b.capacity_blocks, b.state, b.feed_seq,
+                               (SELECT count(*) FROM bank_part p WHERE p.bank_id = b.bank_id) AS tp
+                        FROM retained_bank b JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id
+                        WHERE """ + (bankId == null ? " b.state <> 'DROPPED'" : " b.bank_id = :id"))
+                .bindValues(bankId == null ? Map.of() : Map.of("id", bankId))
+                .map((row, meta) -> new BankRow(
+                        row.get("bank_id", UUID.class),
+                        row.get("incarnation_id", UUID.class),
+                        row.get("domain_id", String.class),
+                        row.get("bank_epoch", Long.class),
+                        row.get("capacity_blocks", Integer.class),
+                        "PUBLISHED".equals(row.get("state", String.class)),
+                        row.get("feed_seq", Long.class),
+                        row.get("tp", Long.class).intValue(),
+                        "DROPPED".equals(row.get("state", String.class))))
+                .all();
+    }
+
+    /** (Re)loads a bank wholesale: its row, then its eligible blocks; later feed entries apply on top. */
+    private Mono<Void> load(BankRow row) {
+        return store.eligible(row.bankId(), row.tp())
+                .map(a -> new StoredBlock(
+                        a.block().seqHash(),
+                        a.block().parentHash(),
+                        a.block().position(),
+                        a.block().slot(),
+                        a.block().mmLineage()))
+                .collectList()
+                .doOnNext(blocks -> {
+                    if (banks.remove(row.bankId()) != null) {
+                        index.dropBank(row.bankId());
+                    }
+                    if (row.dropped()) {
+                        return;
+                    }
+                    index.restore(new BankSnapshot(
+                            row.bankId(), row.domainId(), row.epoch(), row.capacity(), row.published(), blocks));
+                    banks.put(
+                            row.bankId(),
+                            new Tracked(row.incarnationId(), row.domainId(), row.tp(), row.epoch(), row.feedSeq()));
+                })
+                .then();
+    }
+
+    private Mono<Void> catchUp(UUID bankId) {
+        pending.remove(bankId);
+        Tracked tracked = banks.get(bankId);
+        if (tracked == null) {
+            return bankRows(bankId).next().flatMap(this::load);
+        }
+        return store.feed(bankId, tracked.appliedSeq()).collectList().flatMap(entries -> {
+            if (!entries.isEmpty() && entries.getFirst().seq() != tracked.appliedSeq() + 1) {
+                // pruned past what this replica applied: start over from the stored state
+                return bankRows(bankId).next().flatMap(this::load);
+            }
+            for (BankStore.FeedEntry entry : entries) {
+                if (!apply(bankId, entry)) {
+                    return bankRows(bankId).next().flatMap(this::load);
+                }
+            }
+            return Mono.empty();
+        });
+    }
+
+    /** Applies one committed change; false when only a wholesale reload can bring the bank up to date. */
+    private boolean apply(UUID bankId, BankStore.FeedEntry entry) {
+        Tracked t = banks.get(bankId);
+        long epoch = t.epoch();
+        List<BlockEvent> blocks = new ArrayList<>();
+        for (IndexOp op : entry.ops()) {
+            switch (op.op()) {
+                case STORE ->
+                    blocks.add(
+                            new StoredBlock(op.seqHash(), op.parentHash(), op.position(), op.slot(), op.mmLineage()));
+                case REMOVE -> blocks.add(new RemovedBlock(op.seqHash()));
+                case RELOAD -> {
+                    return false;
+                }
+                default -> {
+                    flush(bankId, epoch, blocks);
+                    epoch = control(bankId, op, epoch);
+                }
+            }
+        }
+        flush(bankId, epoch, blocks);
+        if (banks.containsKey(bankId)) {
+            banks.put(bankId, t.at(entry.seq(), epoch));
+        }
+        return true;
+    }
+
+    private long control(UUID bankId, IndexOp op, long epoch) {
+        switch (op.op()) {
+            case PUBLISH -> index.publish(bankId);
+            case UNPUBLISH -> index.unpublish(bankId);
+            case RESET -> {
+                if (op.epoch() > epoch) {
+                    index.reset(bankId, op.epoch());
+                    return op.epoch();
+                }
+            }
+            case DROP -> {
+                index.dropBank(bankId);
+                banks.remove(bankId);
+            }
+            default -> throw new IllegalStateException("not a control op: " + op.op());
+        }
+        return epoch;
+    }
+
+    private void flush(UUID bankId, long epoch, List<BlockEvent> blocks) {
+        if (!blocks.isEmpty() && banks.containsKey(bankId)) {
+            index.apply(bankId, epoch, List.copyOf(blocks));
+        }
+        blocks.clear();
+    }
+
+    @jakarta.annotation.PreDestroy
+    void stop() {
+        if (worker != null) {
+            worker.dispose();
+        }
+        if (feed != null) {
+            feed.dispose();
+        }
+    }
+}

@@ -1,0 +1,23 @@
+package io.kvreuse.selection;
+
+import jakarta.validation.Valid;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+
+/** {@code POST /api/v1/donor-selections} (ROUTER): a no-hint is an answer, not an error. */
+@RestController
+class SelectionController {
+
+    private final SelectionService selection;
+
+    SelectionController(SelectionService selection) {
+        this.selection = selection;
+    }
+
+    @PostMapping("/api/v1/donor-selections")
+    Mono<SelectionApi.Response> select(@Valid @RequestBody SelectionApi.Request request) {
+        return selection.select(request);
+    }
+}

@@ -1,0 +1,152 @@
+package io.kvreuse.selection;
+
+import io.kvreuse.bank.InventoryFeed;
+import io.kvreuse.hash.SeqHash;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.stereotype.Service;
+import reactor.core.publisher.Mono;
+
+/**
+ * Answers a router within its deadline: the in-memory decision, then the PROPOSED lease. It fails
+ * open — a disabled feature, a slow or unavailable store, a passed deadline all answer NO_HINT
+ * with one reason, never an error and never a hang.
+ */
+@Service
+class SelectionService {
+
+    private static final Log log = LogFactory.getLog(SelectionService.class);
+
+    private final DonorSelector selector;
+    private final LeaseProposals proposals;
+    private final InflightLeases inflight;
+    private final SelectionProperties properties;
+    private final Timer latency;
+    private final DistributionSummary gain;
+    private final DistributionSummary manifest;
+    private final Map<NoHintReason, io.micrometer.core.instrument.Counter> noHints = new EnumMap<>(NoHintReason.class);
+    private final io.micrometer.core.instrument.Counter hints;
+    private final AtomicLong storeDownUntil = new AtomicLong();
+
+    SelectionService(
+            DonorSelector selector,
+            LeaseProposals proposals,
+            InflightLeases inflight,
+            SelectionProperties properties,
+            MeterRegistry meters,
+            InventoryFeed inventory) {
+        this.selector = selector;
+        this.proposals = proposals;
+        this.inflight = inflight;
+        this.properties = properties;
+        this.latency = Timer.builder("kvreuse.selection.latency")
+                .description("donor selection, request to answer")
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(10_000))
+                .maximumExpectedValue(Duration.ofSeconds(1))
+                .register(meters);
+        this.gain = DistributionSummary.builder("kvreuse.selection.predicted.gain")
+                .baseUnit("milliseconds")
+                .description("predicted gain of issued hints")
+                .publishPercentileHistogram()
+                .register(meters);
+        this.manifest = DistributionSummary.builder("kvreuse.selection.manifest")
+                .baseUnit("bytes")
+                .description("hint envelope size")
+                .publishPercentileHistogram()
+                .register(meters);
+        this.hints = meters.counter("kvreuse.selection.decisions", "decision", "HINT", "reason", "NONE");
+        for (NoHintReason r : NoHintReason.values()) {
+            noHints.put(r, meters.counter("kvreuse.selection.decisions", "decision", "NO_HINT", "reason", r.name()));
+        }
+        Gauge.builder("kvreuse.index.entries", inventory, f -> f.index().stats().entries())
+                .register(meters);
+        Gauge.builder("kvreuse.index.banks", inventory, f -> f.index().stats().banks())
+                .register(meters);
+        Gauge.builder("kvreuse.index.bytes", inventory, f -> f.index().stats().approximateBytes())
+                .baseUnit("bytes")
+                .register(meters);
+    }
+
+    /** Selection tuning that is not an operator setting. */
+    @ConfigurationProperties("kvreuse.selection")
+    record SelectionProperties(Duration defaultDeadline, Duration storeBackoff) {
+        SelectionProperties {
+            defaultDeadline = defaultDeadline == null ? Duration.ofMillis(100) : defaultDeadline;
+            storeBackoff = storeBackoff == null ? Duration.ofMillis(500) : storeBackoff;
+        }
+    }
+
+    Mono<SelectionApi.Response> select(SelectionApi.Request request) {
+        long start = System.nanoTime();
+        long[] chain = parse(request.seqHashes());
+        int local = Math.min(request.localPrefixBlocks(), chain.length);
+        Duration deadline =
+                request.deadlineMs() == null ? properties.defaultDeadline() : Duration.ofMillis(request.deadlineMs());
+        DonorSelector.Decision decision =
+                selector.select(request.requestId(), request.targetIncarnationId(), chain, local, request.mmLineage());
+        Mono<SelectionApi.Response> answer;
+        if (decision.plan() == null) {
+            answer = Mono.just(SelectionApi.Response.noHint(decision.reason()));
+        } else if (System.nanoTime() < storeDownUntil.get()) {
+            answer = Mono.just(SelectionApi.Response.noHint(NoHintReason.STORE_UNAVAILABLE));
+        } else {
+            answer = propose(decision.plan());
+        }
+        long budgetNanos = deadline.toNanos() - (System.nanoTime() - start);
+        return answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)))
+                .onErrorResume(
+                        TimeoutException.class, e -> Mono.just(SelectionApi.Response.noHint(NoHintReason.DEADLINE)))
+                .doOnNext(r -> record(r, start));
+    }
+
+    private Mono<SelectionApi.Response> propose(DonorSelector.Plan plan) {
+        return proposals
+                .record(plan)
+                .then(Mono.fromSupplier(() -> {
+                    inflight.proposed(plan.donor().id(), plan.target().id());
+                    storeDownUntil.set(0);
+                    return SelectionApi.Response.hint(
+                            plan.leaseId(),
+                            plan.hint(),
+                            new SelectionApi.Predicted(
+                                    plan.fetchBlocks(), plan.transferMs(), plan.recomputeMs(), plan.gainMs()));
+                }))
+                .onErrorResume(e -> {
+                    storeDownUntil.set(
+                            System.nanoTime() + properties.storeBackoff().toNanos());
+                    log.warn("PROPOSED lease not recorded, answering NO_HINT: " + e.getMessage());
+                    return Mono.just(SelectionApi.Response.noHint(NoHintReason.STORE_UNAVAILABLE));
+                });
+    }
+
+    private void record(SelectionApi.Response r, long start) {
+        latency.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+        if (r.reason() == null) {
+            hints.increment();
+            gain.record(r.predicted().gainMs());
+            manifest.record(r.hint().length());
+        } else {
+            noHints.get(r.reason()).increment();
+        }
+    }
+
+    private static long[] parse(List<String> hashes) {
+        long[] chain = new long[hashes.size()];
+        for (int i = 0; i < chain.length; i++) {
+            chain[i] = SeqHash.parse(hashes.get(i), "seqHashes[" + i + "]");
+        }
+        return chain;
+    }
+}
