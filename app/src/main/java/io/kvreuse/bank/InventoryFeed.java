@@ -71,6 +71,12 @@ public class InventoryFeed {
         return t == null ? null : t.incarnationId();
     }
 
+    /** The last change-feed sequence of a bank this replica applied, or -1 if it does not track it. */
+    public long appliedSeq(UUID bankId) {
+        Tracked t = banks.get(bankId);
+        return t == null ? -1 : t.appliedSeq();
+    }
+
     @EventListener(ApplicationReadyEvent.class)
     @Order(1)
     void rebuild() {
