@@ -196,7 +196,7 @@ class IncarnationStore {
      */
     Mono<StateReport> touch(UUID id, @Nullable String owner, @Nullable Long epoch, Instant now) {
         return db.sql("""
-                        UPDATE engine_incarnation SET last_heartbeat_at = :now
+                        UPDATE engine_incarnation SET last_heartbeat_at = GREATEST(last_heartbeat_at, :now)
                         WHERE incarnation_id = :id AND state IN ('READY', 'DRAINING')
                           AND (CAST(:owner AS TEXT) IS NULL OR owner_subject = :owner)
                           AND (CAST(:epoch AS BIGINT) IS NULL OR fencing_epoch = :epoch)

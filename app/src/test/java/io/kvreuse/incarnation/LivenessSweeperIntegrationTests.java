@@ -10,6 +10,7 @@ import io.kvreuse.security.Role;
 import io.kvreuse.support.IntegrationTest;
 import io.kvreuse.support.MutableClock;
 import io.kvreuse.support.TestTokens;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import java.time.Duration;
@@ -54,6 +55,9 @@ class LivenessSweeperIntegrationTests {
 
     @Autowired
     ConfigurableApplicationContext context;
+
+    @Autowired
+    MeterRegistry meters;
 
     Engines engines;
     String engine;
@@ -124,6 +128,17 @@ class LivenessSweeperIntegrationTests {
     }
 
     @Test
+    void scheduledSweeperRunsWithoutBeingCalled() throws InterruptedException {
+        UUID id = engines.ready(engine, registration(domain, newHost(), 0, 1));
+        clock.advance(Duration.ofSeconds(11));
+        long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+        while (!"SUSPECT".equals(engines.view(engine, id).get("state")) && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        assertThat(engines.view(engine, id)).containsEntry("state", "SUSPECT").containsEntry("fencingEpoch", 3);
+    }
+
+    @Test
     void registrationThatNeverHeartbeatsGoesSuspect() {
         UUID id = engines.registered(engine, registration(domain, newHost(), 0, 1));
         clock.advance(Duration.ofSeconds(5));
@@ -145,6 +160,7 @@ class LivenessSweeperIntegrationTests {
                 .collectList()
                 .block(Duration.ofSeconds(30));
         assertThat(results).hasSize(4);
+        sweep(); // holding the lock proves any scheduled sweep that raced these has committed
         for (UUID id : ids) {
             assertThat(engines.view(engine, id))
                     .containsEntry("state", "SUSPECT")
@@ -163,6 +179,8 @@ class LivenessSweeperIntegrationTests {
     @Test
     void onlyTheLockHolderSweeps() {
         UUID id = engines.ready(engine, registration(domain, newHost(), 0, 1));
+        double skipped =
+                meters.counter("kvreuse.liveness.sweeps", "outcome", "skipped").count();
         clock.advance(Duration.ofSeconds(11));
         // another replica leads: it holds the sweeper lock on its own session
         LivenessSweeper.SweepResult whileOtherLeads = Mono.usingWhen(
@@ -174,6 +192,9 @@ class LivenessSweeperIntegrationTests {
                 .block(Duration.ofSeconds(30));
         assertThat(whileOtherLeads.ran()).isFalse();
         assertThat(whileOtherLeads.transitions()).isEmpty();
+        assertThat(meters.counter("kvreuse.liveness.sweeps", "outcome", "skipped")
+                        .count())
+                .isGreaterThan(skipped);
         assertThat(engines.view(engine, id)).containsEntry("state", "READY").containsEntry("fencingEpoch", 2);
         sweep();
         assertThat(engines.view(engine, id)).containsEntry("state", "SUSPECT").containsEntry("fencingEpoch", 3);
@@ -206,8 +227,20 @@ class LivenessSweeperIntegrationTests {
         }
     }
 
+    /** One sweep that held the lock (the scheduled sweeper may hold it for a moment). */
     private void sweep() {
-        assertThat(sweeper.sweepOnce().block(Duration.ofSeconds(30))).isNotNull();
+        for (int attempt = 0; attempt < 100; attempt++) {
+            if (sweeper.sweepOnce().block(Duration.ofSeconds(30)).ran()) {
+                return;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+        throw new AssertionError("the sweeper lock was never free");
     }
 
     private static Mono<Void> lock(Connection conn, String function) {
