@@ -48,8 +48,12 @@ final class SelectionTestSupport {
     record Donor(Engine engine, String bankId, long[] chain, long[] nextEvents) {}
 
     Donor donor(String domain, int tp, String host, long[] chain) {
+        return donor(domain, tp, host, chain, Math.max(chain.length, 16) + 64);
+    }
+
+    Donor donor(String domain, int tp, String host, long[] chain, int capacity) {
         Engine decode = fleet.ready("DECODE", domain, tp, host);
-        String bankId = fleet.bank(decode, tp, Math.max(chain.length, 16) + 64);
+        String bankId = fleet.bank(decode, tp, capacity);
         long[] next = new long[tp];
         Arrays.fill(next, 1);
         if (chain.length > 0) {
