@@ -36,7 +36,7 @@ CREATE INDEX engine_command_pending ON engine_command (incarnation_id, visible_a
 CREATE FUNCTION kvreuse_lease_pin_commands() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at)
-    SELECT gen_random_uuid(), NEW.donor_incarnation_id, NEW.lease_id, 'PIN', r.rank, NEW.created_at, NEW.created_at
+    SELECT gen_random_uuid(), NEW.donor_incarnation_id, NEW.lease_id, 'PIN', r.rank, NEW.created_at, '-infinity'
     FROM incarnation_rank r WHERE r.incarnation_id = NEW.donor_incarnation_id;
     RETURN NEW;
 END;
