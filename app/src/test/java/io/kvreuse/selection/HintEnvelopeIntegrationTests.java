@@ -214,6 +214,8 @@ class HintEnvelopeIntegrationTests {
         }
         body.put("seqHashes", hashes);
         body.put("localPrefixBlocks", local);
+        // generous: these tests are about the envelope, not the deadline, and CI machines are shared
+        body.put("deadlineMs", 10_000);
         if (lineage != null) {
             body.put("mmLineage", lineage);
         }
