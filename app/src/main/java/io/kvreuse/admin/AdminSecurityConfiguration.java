@@ -66,7 +66,9 @@ class AdminSecurityConfiguration {
         loginFilter.setAuthenticationSuccessHandler(signIns.successHandler(requests));
         loginFilter.setAuthenticationFailureHandler(signIns.failureHandler());
 
+        ServerAccessDeniedHandler denied = accessDenied(problems, pages);
         return http.securityContextRepository(contexts)
+                .csrf(csrf -> csrf.accessDeniedHandler(denied))
                 .requestCache(cache -> cache.requestCache(requests))
                 .httpBasic(ServerHttpSecurity.HttpBasicSpec::disable)
                 .formLogin(ServerHttpSecurity.FormLoginSpec::disable)
@@ -78,8 +80,8 @@ class AdminSecurityConfiguration {
                                 new SecurityContextServerLogoutHandler(),
                                 new WebSessionServerLogoutHandler()))
                         .logoutSuccessHandler(loggedOut()))
-                .exceptionHandling(e -> e.authenticationEntryPoint(entryPoint(problems))
-                        .accessDeniedHandler(accessDenied(problems, pages)))
+                .exceptionHandling(
+                        e -> e.authenticationEntryPoint(entryPoint(problems)).accessDeniedHandler(denied))
                 .headers(h -> h.contentSecurityPolicy(csp -> csp.policyDirectives(CSP))
                         .frameOptions(f -> f.mode(XFrameOptionsServerHttpHeadersWriter.Mode.DENY)))
                 .authorizeExchange(auth -> auth.pathMatchers("/admin", "/admin/**")

@@ -84,12 +84,15 @@ class DomainPagesController {
     }
 
     @PostMapping("/admin/domains/{domainId}/revoke")
-    Mono<String> revoke(
-            @PathVariable String domainId,
-            @RequestParam(defaultValue = "") String reason,
-            Model model,
-            ServerWebExchange exchange) {
-        String why = reason.strip();
+    Mono<String> revoke(@PathVariable String domainId, ServerWebExchange exchange, Model model) {
+        // form fields, not query parameters: WebFlux binds @RequestParam to the query only
+        return exchange.getFormData()
+                .map(form -> java.util.Objects.requireNonNullElse(form.getFirst("reason"), "")
+                        .strip())
+                .flatMap(why -> revoke(domainId, why, model, exchange));
+    }
+
+    private Mono<String> revoke(String domainId, String why, Model model, ServerWebExchange exchange) {
         if (why.isEmpty() || why.length() > 1000) {
             exchange.getResponse().setStatusCode(HttpStatus.BAD_REQUEST);
             model.addAttribute("revokeError", "A reason (up to 1000 characters) is required to revoke a domain.");

@@ -54,7 +54,8 @@ public class OperatorLogin {
         private final Role role;
 
         NotOperatorException(Role role) {
-            super("a " + role + " token cannot sign in to the admin UI; use an OPERATOR token");
+            super((role == Role.AGENT ? "an " : "a ") + role
+                    + " token cannot sign in to the admin UI; use an OPERATOR token");
             this.role = role;
         }
 
