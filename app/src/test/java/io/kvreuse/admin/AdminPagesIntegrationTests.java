@@ -262,7 +262,9 @@ class AdminPagesIntegrationTests {
         assertThat(r.getResponseHeaders().getContentType().isCompatibleWith(MediaType.TEXT_HTML))
                 .as(r.getUrl() + " is HTML")
                 .isTrue();
-        assertThat(AdminSession.body(r)).contains("status-code").doesNotContain("\"type\"");
+        String page = AdminSession.body(r);
+        assertThat(page).contains("status-code").doesNotContain("\"type\"");
+        assertThat(page.split("class=\"topbar\"", -1)).as("one top bar").hasSize(2);
     }
 
     private static MultiValueMap<String, String> form(String k, String v) {
