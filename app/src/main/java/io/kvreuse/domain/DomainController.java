@@ -1,6 +1,8 @@
 package io.kvreuse.domain;
 
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import java.net.URI;
 import org.jspecify.annotations.Nullable;
@@ -21,6 +23,8 @@ import reactor.core.publisher.Mono;
 @RequestMapping("/api/v1/domains")
 class DomainController {
 
+    private static final String PROBLEM = "application/problem+json";
+
     private final LayoutDomains domains;
 
     DomainController(LayoutDomains domains) {
@@ -28,6 +32,25 @@ class DomainController {
     }
 
     /** 201 with {@code Location} the first time a contract is certified, 200 with the same id after. */
+    @ApiResponse(responseCode = "201", description = "certified for the first time")
+    @ApiResponse(responseCode = "200", description = "this contract was certified before: the same domain")
+    @ApiResponse(
+            responseCode = "400",
+            description = "invalid-request, malformed-request, unknown-field, duplicate-extra-key",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "422",
+            description =
+                    "parallelism-not-supported, cpu-transport-requires-tp1, mixed-transport-not-supported, transform-not-supported, head-partition-not-supported, tp-must-divide-kv-heads, domain-revoked",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "401",
+            description = "unauthorized: no valid bearer token",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "403",
+            description = "forbidden: this token's role may not call it",
+            content = @Content(mediaType = PROBLEM))
     @PostMapping
     Mono<ResponseEntity<DomainResponse>> certify(@Valid @RequestBody CertifyRequest request) {
         return Mono.fromCallable(request::toContract)
@@ -39,6 +62,12 @@ class DomainController {
                         : ResponseEntity.status(HttpStatus.OK).body(DomainResponse.of(c.domain())));
     }
 
+    @ApiResponse(responseCode = "200", description = "domains matching the filters")
+    @ApiResponse(responseCode = "400", description = "invalid-parameter", content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "401",
+            description = "unauthorized: no valid bearer token",
+            content = @Content(mediaType = PROBLEM))
     @GetMapping
     Flux<DomainResponse> list(
             @RequestParam(required = false) @Nullable DomainStatus status,
@@ -47,12 +76,32 @@ class DomainController {
         return domains.list(status, modelId, transportClass).map(DomainResponse::of);
     }
 
+    @ApiResponse(responseCode = "200", description = "the domain, certified or revoked")
+    @ApiResponse(responseCode = "404", description = "domain-not-found", content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "401",
+            description = "unauthorized: no valid bearer token",
+            content = @Content(mediaType = PROBLEM))
     @GetMapping("/{domainId}")
     Mono<DomainResponse> get(@PathVariable String domainId) {
         return domains.find(domainId).map(DomainResponse::of);
     }
 
     /** Idempotent: revoking a revoked domain answers 200 with the domain as first revoked. */
+    @ApiResponse(responseCode = "200", description = "the revoked domain (also when it was revoked before)")
+    @ApiResponse(
+            responseCode = "400",
+            description = "invalid-request, malformed-request: a reason is required",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(responseCode = "404", description = "domain-not-found", content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "401",
+            description = "unauthorized: no valid bearer token",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "403",
+            description = "forbidden: this token's role may not call it",
+            content = @Content(mediaType = PROBLEM))
     @PostMapping("/{domainId}/revoke")
     Mono<DomainResponse> revoke(@PathVariable String domainId, @Valid @RequestBody RevokeRequest request) {
         return CurrentPrincipal.get()

@@ -2,6 +2,8 @@ package io.kvreuse.incarnation;
 
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import java.net.URI;
 import java.util.UUID;
@@ -29,6 +31,7 @@ import reactor.core.publisher.Mono;
 class IncarnationController {
 
     static final String EPOCH_HEADER = "X-Fencing-Epoch";
+    private static final String PROBLEM = "application/problem+json";
 
     private final IncarnationRegistrar registrar;
     private final Incarnations incarnations;
@@ -39,6 +42,27 @@ class IncarnationController {
     }
 
     /** 201 with {@code Location}; a replayed Idempotency-Key answers the first 201 again. */
+    @ApiResponse(responseCode = "201", description = "registered (or the replayed answer of an Idempotency-Key)")
+    @ApiResponse(
+            responseCode = "400",
+            description = "invalid-request, malformed-request, duplicate-gpu, invalid-idempotency-key",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "409",
+            description = "stable-name-held, gpu-ordinal-in-use, incarnation-id-reused",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "422",
+            description = "unknown-domain, domain-revoked, rank-layout-mismatch, idempotency-key-reused",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "401",
+            description = "unauthorized: no valid bearer token",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "403",
+            description = "forbidden: this token's role may not call it",
+            content = @Content(mediaType = PROBLEM))
     @PostMapping
     Mono<ResponseEntity<StateReport>> register(
             @Valid @RequestBody RegisterRequest request,
@@ -51,12 +75,54 @@ class IncarnationController {
                         .body(r.report()));
     }
 
+    @ApiResponse(responseCode = "200", description = "the incarnation's state and fencing epoch after the heartbeat")
+    @ApiResponse(
+            responseCode = "400",
+            description = "invalid-parameter: a malformed id or X-Fencing-Epoch",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "404",
+            description = "incarnation-not-found (also for another engine's incarnation)",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "409",
+            description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "401",
+            description = "unauthorized: no valid bearer token",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "403",
+            description = "forbidden: this token's role may not call it",
+            content = @Content(mediaType = PROBLEM))
     @PostMapping("/{id}/heartbeat")
     Mono<StateReport> heartbeat(
             @PathVariable UUID id, @RequestHeader(name = EPOCH_HEADER, required = false) @Nullable Long epoch) {
         return CurrentPrincipal.get().flatMap(engine -> incarnations.heartbeat(id, engine, epoch));
     }
 
+    @ApiResponse(responseCode = "200", description = "DRAINING, with the fencing epoch")
+    @ApiResponse(
+            responseCode = "400",
+            description = "invalid-parameter: a malformed id or X-Fencing-Epoch",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "404",
+            description = "incarnation-not-found (also for another engine's incarnation)",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "409",
+            description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "401",
+            description = "unauthorized: no valid bearer token",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "403",
+            description = "forbidden: this token's role may not call it",
+            content = @Content(mediaType = PROBLEM))
     @PostMapping("/{id}/drain")
     Mono<StateReport> drain(
             @PathVariable UUID id,
@@ -66,6 +132,27 @@ class IncarnationController {
                 .flatMap(engine -> incarnations.drain(id, engine, epoch, ReportRequest.reasonOf(body)));
     }
 
+    @ApiResponse(responseCode = "200", description = "EXITED, with the fencing epoch")
+    @ApiResponse(
+            responseCode = "400",
+            description = "invalid-parameter: a malformed id or X-Fencing-Epoch",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "404",
+            description = "incarnation-not-found (also for another engine's incarnation)",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "409",
+            description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "401",
+            description = "unauthorized: no valid bearer token",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "403",
+            description = "forbidden: this token's role may not call it",
+            content = @Content(mediaType = PROBLEM))
     @PostMapping("/{id}/exit")
     Mono<StateReport> exit(
             @PathVariable UUID id,
@@ -75,6 +162,16 @@ class IncarnationController {
                 .flatMap(engine -> incarnations.exit(id, engine, epoch, ReportRequest.reasonOf(body)));
     }
 
+    @ApiResponse(responseCode = "200", description = "the incarnations visible to this token")
+    @ApiResponse(responseCode = "400", description = "invalid-parameter", content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "401",
+            description = "unauthorized: no valid bearer token",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "403",
+            description = "forbidden: this token's role may not call it",
+            content = @Content(mediaType = PROBLEM))
     @GetMapping
     Flux<IncarnationView> list(
             @RequestParam(required = false) @Nullable IncarnationState state,
@@ -89,6 +186,20 @@ class IncarnationController {
         return CurrentPrincipal.get().flatMapMany(p -> incarnations.list(state, role, domainId, hostId, p, limit));
     }
 
+    @ApiResponse(responseCode = "200", description = "the incarnation with its ranks")
+    @ApiResponse(responseCode = "400", description = "invalid-parameter", content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "404",
+            description = "incarnation-not-found (also for another engine's incarnation)",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "401",
+            description = "unauthorized: no valid bearer token",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
+            responseCode = "403",
+            description = "forbidden: this token's role may not call it",
+            content = @Content(mediaType = PROBLEM))
     @GetMapping("/{id}")
     Mono<IncarnationView> get(@PathVariable UUID id) {
         return CurrentPrincipal.get().flatMap(p -> incarnations.requireOwned(id, p));

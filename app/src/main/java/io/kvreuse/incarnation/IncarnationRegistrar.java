@@ -65,7 +65,7 @@ class IncarnationRegistrar {
     /** Registers, or with an Idempotency-Key already used for the same body, replays the first answer. */
     Mono<Registration> register(RegisterRequest request, ApiPrincipal engine, @Nullable String idempotencyKey) {
         return Mono.defer(() -> {
-            IncarnationStore.NewIncarnation n = prepare(request, engine);
+            NewIncarnation n = prepare(request, engine);
             Mono<StateReport> create = create(n, request.incarnationId() != null, engine.actor());
             if (idempotencyKey == null) {
                 return create.as(tx::transactional)
@@ -89,7 +89,7 @@ class IncarnationRegistrar {
         });
     }
 
-    private Registration published(StateReport r, IncarnationStore.NewIncarnation n) {
+    private Registration published(StateReport r, NewIncarnation n) {
         events.publishEvent(new IncarnationStateChanged(n.id(), null, r.state(), r.fencingEpoch()));
         return new Registration(r, false);
     }
@@ -103,7 +103,7 @@ class IncarnationRegistrar {
         });
     }
 
-    private Mono<StateReport> create(IncarnationStore.NewIncarnation n, boolean callerChoseId, String actor) {
+    private Mono<StateReport> create(NewIncarnation n, boolean callerChoseId, String actor) {
         Mono<Void> idUnused = callerChoseId
                 ? store.find(n.id()).flatMap(existing -> Mono.error(RegistrationProblems.idReused(n.id())))
                 : Mono.empty();
@@ -132,7 +132,7 @@ class IncarnationRegistrar {
     }
 
     /** Maps a violated unique constraint (a race the pre-checks could not see) to its problem. */
-    private Mono<StateReport> translate(Throwable e, IncarnationStore.NewIncarnation n) {
+    private Mono<StateReport> translate(Throwable e, NewIncarnation n) {
         String constraint = Constraints.uniqueViolated(e);
         if (constraint == null) {
             return Mono.error(e);
@@ -156,7 +156,7 @@ class IncarnationRegistrar {
         };
     }
 
-    private static IncarnationStore.NewIncarnation prepare(RegisterRequest r, ApiPrincipal engine) {
+    private static NewIncarnation prepare(RegisterRequest r, ApiPrincipal engine) {
         Set<Integer> ordinals = new HashSet<>();
         Set<String> uuids = new HashSet<>();
         for (RegisterRequest.RankRequest rank : r.ranks()) {
@@ -173,7 +173,7 @@ class IncarnationRegistrar {
                         k.rank(), k.gpuOrdinal(), k.gpuUuid().strip(), true))
                 .sorted(java.util.Comparator.comparingInt(IncarnationView.Rank::rank))
                 .toList();
-        return new IncarnationStore.NewIncarnation(
+        return new NewIncarnation(
                 r.incarnationId() != null ? r.incarnationId() : UUID.randomUUID(),
                 r.stableName(),
                 r.role(),

@@ -8,9 +8,7 @@ import io.r2dbc.spi.Readable;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -196,7 +194,7 @@ class IncarnationStore {
      */
     Mono<StateReport> touch(UUID id, @Nullable String owner, @Nullable Long epoch, Instant now) {
         return db.sql("""
-                        UPDATE engine_incarnation SET last_heartbeat_at = :now
+                        UPDATE engine_incarnation SET last_heartbeat_at = GREATEST(last_heartbeat_at, :now)
                         WHERE incarnation_id = :id AND state IN ('READY', 'DRAINING')
                           AND (CAST(:owner AS TEXT) IS NULL OR owner_subject = :owner)
                           AND (CAST(:epoch AS BIGINT) IS NULL OR fencing_epoch = :epoch)
@@ -240,35 +238,6 @@ class IncarnationStore {
             @Nullable EngineRole role,
             @Nullable String domainId,
             @Nullable String hostId) {}
-
-    /** What a registration stores. */
-    record NewIncarnation(
-            UUID id,
-            @Nullable String stableName,
-            EngineRole role,
-            String domainId,
-            String hostId,
-            @Nullable String fabricDomain,
-            String controlEndpoint,
-            List<String> capabilities,
-            String ownerSubject,
-            List<IncarnationView.Rank> ranks) {
-
-        Map<String, Object> auditDetail() {
-            Map<String, Object> d = new LinkedHashMap<>();
-            d.put("role", role.name());
-            d.put("domainId", domainId);
-            d.put("hostId", hostId);
-            if (stableName != null) {
-                d.put("stableName", stableName);
-            }
-            d.put(
-                    "gpuOrdinals",
-                    new ArrayList<>(
-                            ranks.stream().map(IncarnationView.Rank::gpuOrdinal).toList()));
-            return d;
-        }
-    }
 
     private record RankRow(UUID id, IncarnationView.Rank rank) {}
 

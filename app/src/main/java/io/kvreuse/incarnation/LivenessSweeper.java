@@ -8,6 +8,7 @@ import static io.kvreuse.incarnation.IncarnationState.SUSPECT;
 
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.UUID;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.scheduling.annotation.Scheduled;
@@ -31,6 +33,7 @@ import reactor.core.publisher.Mono;
  * never move one incarnation twice.
  */
 @Component
+@ConditionalOnProperty(name = "kvreuse.role", havingValue = "control-plane", matchIfMissing = true)
 public class LivenessSweeper {
 
     /** The advisory lock key of the liveness sweeper ("kvrlive"); unique among kvreuse's locks. */
@@ -46,6 +49,7 @@ public class LivenessSweeper {
     private final ApplicationEventPublisher events;
     private final Clock clock;
     private final LivenessProperties props;
+    private final MeterRegistry meters;
 
     LivenessSweeper(
             DatabaseClient db,
@@ -53,13 +57,15 @@ public class LivenessSweeper {
             AuditTrail audit,
             ApplicationEventPublisher events,
             Clock clock,
-            LivenessProperties props) {
+            LivenessProperties props,
+            MeterRegistry meters) {
         this.db = db;
         this.tx = tx;
         this.audit = audit;
         this.events = events;
         this.clock = clock;
         this.props = props;
+        this.meters = meters;
     }
 
     @Scheduled(
@@ -95,11 +101,24 @@ public class LivenessSweeper {
                                             List.of(SUSPECT), LOST, now.minus(props.lostAfter()), now, "liveness gone"))
                                     .doOnNext(moved::add)
                                     .then(Mono.just(true)));
-            return sweep.as(tx::transactional).map(ran -> {
-                moved.forEach(events::publishEvent);
-                return new SweepResult(ran, List.copyOf(moved));
-            });
+            return sweep.as(tx::transactional)
+                    .map(ran -> {
+                        moved.forEach(events::publishEvent);
+                        return new SweepResult(ran, List.copyOf(moved));
+                    })
+                    .doOnNext(this::count)
+                    .doOnError(e -> meters.counter("kvreuse.liveness.sweeps", "outcome", "failed")
+                            .increment());
         });
+    }
+
+    /** Sweeps by outcome, and transitions by target state: a burst of LOST is worth an alert. */
+    private void count(SweepResult r) {
+        meters.counter("kvreuse.liveness.sweeps", "outcome", r.ran() ? "ran" : "skipped")
+                .increment();
+        r.transitions()
+                .forEach(c -> meters.counter("kvreuse.liveness.transitions", "to", c.to().name())
+                        .increment());
     }
 
     private Mono<Boolean> tryLock() {

@@ -81,9 +81,7 @@ final class CoverageSearch {
         int alive = walk.size;
         for (int level = 0; level < n && alive > 0; ) {
             int end = Math.min(n, level + chunkSize);
-            for (int i = level; i < end; i++) {
-                chunk[i - level] = table.get(h[i]);
-            }
+            table.getAll(h, level, end, chunk);
             for (int i = level; i < end && alive > 0; i++) {
                 alive = walk.advance(chunk[i - level], i, alive, lineage);
             }

@@ -19,8 +19,8 @@ final class HolderTable {
     private static final int MIN_CAPACITY = 16;
     /** Resize when live entries plus tombstones pass this share of the slots. */
     private static final double MAX_LOAD = 0.6;
-    /** A resize targets this share, so growth stays amortised O(1). */
-    private static final double TARGET_LOAD = 0.3;
+    /** A resize targets at most this share: capacity doubles as the table grows, so inserts stay amortised O(1). */
+    private static final double TARGET_LOAD = 0.5;
 
     private volatile int[][] slots;
     private int live;
@@ -51,6 +51,38 @@ final class HolderTable {
         int[][] table = slots;
         int mask = table.length - 1;
         for (int i = (int) mix(key) & mask; ; i = (i + 1) & mask) {
+            int[] holders = (int[]) SLOTS.getAcquire(table, i);
+            if (holders == null) {
+                return null;
+            }
+            if (holders != TOMBSTONE && Holders.key(holders) == key) {
+                return holders;
+            }
+        }
+    }
+
+    /**
+     * Looks up {@code keys[from..to)} into {@code out[0..to-from)}. First loads every home slot, then
+     * checks them: the loads of each pass are independent, so their cache misses overlap instead of
+     * being paid one after another as a loop of {@link #get} would.
+     */
+    void getAll(long[] keys, int from, int to, int[][] out) {
+        int[][] table = slots;
+        int mask = table.length - 1;
+        for (int i = from; i < to; i++) {
+            out[i - from] = (int[]) SLOTS.getAcquire(table, (int) mix(keys[i]) & mask);
+        }
+        for (int i = from; i < to; i++) {
+            int[] home = out[i - from];
+            if (home != null && (home == TOMBSTONE || Holders.key(home) != keys[i])) {
+                out[i - from] = probe(table, keys[i], ((int) mix(keys[i]) + 1) & mask);
+            }
+        }
+    }
+
+    private static int @Nullable [] probe(int[][] table, long key, int start) {
+        int mask = table.length - 1;
+        for (int i = start; ; i = (i + 1) & mask) {
             int[] holders = (int[]) SLOTS.getAcquire(table, i);
             if (holders == null) {
                 return null;

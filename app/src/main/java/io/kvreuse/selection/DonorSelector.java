@@ -150,8 +150,11 @@ class DonorSelector {
                     || !donor.isReady()
                     || !"DECODE".equals(donor.role())
                     || donor.id().equals(target.id())
-                    || !donor.capabilities().contains(action)
                     || !donor.domainId().equals(domain.id())) {
+                continue;
+            }
+            furthest = furthest.atLeast(Stage.CAPABILITY);
+            if (!donor.capabilities().contains(action)) {
                 continue;
             }
             furthest = furthest.atLeast(Stage.REACHABILITY);
@@ -310,6 +313,7 @@ class DonorSelector {
     private enum Stage {
         COVERAGE(NoHintReason.NO_COVERAGE),
         AVAILABILITY(NoHintReason.DONOR_UNAVAILABLE),
+        CAPABILITY(NoHintReason.NOT_CAPABLE),
         REACHABILITY(NoHintReason.UNREACHABLE),
         CAPACITY(NoHintReason.AT_CAPACITY),
         SIZE(NoHintReason.BELOW_MIN_BLOCKS),

@@ -23,16 +23,18 @@ class InflightLeases {
     private static final Log log = LogFactory.getLog(InflightLeases.class);
     private static final String ACTIVE = """
             state IN ('SOURCE_PINNED', 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')
-               OR (state = 'PROPOSED' AND ttl_deadline > now())""";
+               OR (state = 'PROPOSED' AND ttl_deadline > :now)""";
 
     private final DatabaseClient db;
+    private final java.time.Clock clock;
     private volatile Counts stored = new Counts(Map.of(), Map.of());
     // proposals committed since the last refresh started, and those of the generation before it
     private volatile Local current = new Local();
     private volatile Local previous = new Local();
 
-    InflightLeases(DatabaseClient db) {
+    InflightLeases(DatabaseClient db, java.time.Clock clock) {
         this.db = db;
+        this.clock = clock;
     }
 
     private record Counts(Map<UUID, Integer> donors, Map<UUID, Integer> targets) {}

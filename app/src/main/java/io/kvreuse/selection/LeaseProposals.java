@@ -1,10 +1,18 @@
 package io.kvreuse.selection;
 
+import io.r2dbc.pool.ConnectionPool;
+import io.r2dbc.pool.ConnectionPoolConfiguration;
+import io.r2dbc.postgresql.PostgresqlConnectionFactoryProvider;
 import io.r2dbc.postgresql.codec.Json;
+import io.r2dbc.spi.ConnectionFactory;
+import java.time.Duration;
 import java.time.ZoneOffset;
+import java.util.Map;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.boot.r2dbc.ConnectionFactoryBuilder;
+import org.springframework.boot.r2dbc.autoconfigure.R2dbcProperties;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
-import org.springframework.transaction.reactive.TransactionalOperator;
 import reactor.core.publisher.Mono;
 
 /**
@@ -13,14 +21,35 @@ import reactor.core.publisher.Mono;
  * {@code synchronous_commit = off}. Every later transition that holds memory is durable.
  */
 @Component
-class LeaseProposals {
+class LeaseProposals implements DisposableBean {
 
+    private final ConnectionFactory connections;
     private final DatabaseClient db;
-    private final TransactionalOperator tx;
 
-    LeaseProposals(DatabaseClient db, TransactionalOperator tx) {
-        this.db = db;
-        this.tx = tx;
+    /** Its own small pool whose sessions run with {@code synchronous_commit = off}: one round trip a proposal. */
+    LeaseProposals(R2dbcProperties r2dbc) {
+        ConnectionFactory factory = ConnectionFactoryBuilder.withUrl(r2dbc.getUrl())
+                .username(r2dbc.getUsername())
+                .password(r2dbc.getPassword())
+                .configure(options -> options.option(
+                        PostgresqlConnectionFactoryProvider.OPTIONS, Map.of("synchronous_commit", "off")))
+                .build();
+        this.connections = factory instanceof ConnectionPool
+                ? factory
+                : new ConnectionPool(ConnectionPoolConfiguration.builder(factory)
+                        .initialSize(2)
+                        .maxSize(16)
+                        .maxAcquireTime(Duration.ofSeconds(2))
+                        .validationQuery("SELECT 1")
+                        .build());
+        this.db = DatabaseClient.create(connections);
+    }
+
+    @Override
+    public void destroy() {
+        if (connections instanceof ConnectionPool pool) {
+            pool.dispose();
+        }
     }
 
     Mono<Void> record(DonorSelector.Plan p) {
@@ -28,9 +57,7 @@ class LeaseProposals {
         for (int i = 0; i < hashes.length; i++) {
             hashes[i] = p.chain()[p.localPrefixBlocks() + i];
         }
-        return db.sql("SET LOCAL synchronous_commit TO OFF")
-                .then()
-                .then(db.sql("""
+        return db.sql("""
                                 INSERT INTO lease (lease_id, request_id, state, domain_id, donor_incarnation_id, donor_epoch, bank_id, bank_epoch,
                                     target_incarnation_id, target_epoch, local_prefix_blocks, fetch_blocks, seq_hashes, transport_class,
                                     predicted_transfer_ms, predicted_recompute_ms, budget_bytes, manifest_bytes, ttl_deadline,
@@ -39,31 +66,30 @@ class LeaseProposals {
                                     :local, :fetch, :hashes, :transport, :transferMs, :recomputeMs, :budget, :manifest, :ttl, :transferDeadline,
                                     :abandon, :runs, :lineage, :action)
                                 """)
-                        .bind("id", p.leaseId())
-                        .bind("request", p.requestId())
-                        .bind("domain", p.domain().id())
-                        .bind("donor", p.donor().id())
-                        .bind("donorEpoch", p.donor().fencingEpoch())
-                        .bind("bank", p.bankId())
-                        .bind("bankEpoch", p.bankEpoch())
-                        .bind("target", p.target().id())
-                        .bind("targetEpoch", p.target().fencingEpoch())
-                        .bind("local", p.localPrefixBlocks())
-                        .bind("fetch", p.fetchBlocks())
-                        .bind("hashes", hashes)
-                        .bind("transport", p.domain().transportClass())
-                        .bind("transferMs", p.transferMs())
-                        .bind("recomputeMs", p.recomputeMs())
-                        .bind("budget", p.budgetBytes())
-                        .bind("manifest", p.manifestBytes())
-                        .bind("ttl", p.leaseDeadline().atOffset(ZoneOffset.UTC))
-                        .bind("transferDeadline", p.transferDeadline().atOffset(ZoneOffset.UTC))
-                        .bind("abandon", p.abandonDeadline().atOffset(ZoneOffset.UTC))
-                        .bind("runs", Json.of(runsJson(p.slotRuns())))
-                        .bind("lineage", io.kvreuse.store.Sql.orNull(p.mmLineage(), String.class))
-                        .bind("action", p.cpu() ? "kv.fetch" : "kv.fetch_gpu")
-                        .then())
-                .as(tx::transactional);
+                .bind("id", p.leaseId())
+                .bind("request", p.requestId())
+                .bind("domain", p.domain().id())
+                .bind("donor", p.donor().id())
+                .bind("donorEpoch", p.donor().fencingEpoch())
+                .bind("bank", p.bankId())
+                .bind("bankEpoch", p.bankEpoch())
+                .bind("target", p.target().id())
+                .bind("targetEpoch", p.target().fencingEpoch())
+                .bind("local", p.localPrefixBlocks())
+                .bind("fetch", p.fetchBlocks())
+                .bind("hashes", hashes)
+                .bind("transport", p.domain().transportClass())
+                .bind("transferMs", p.transferMs())
+                .bind("recomputeMs", p.recomputeMs())
+                .bind("budget", p.budgetBytes())
+                .bind("manifest", p.manifestBytes())
+                .bind("ttl", p.leaseDeadline().atOffset(ZoneOffset.UTC))
+                .bind("transferDeadline", p.transferDeadline().atOffset(ZoneOffset.UTC))
+                .bind("abandon", p.abandonDeadline().atOffset(ZoneOffset.UTC))
+                .bind("runs", Json.of(runsJson(p.slotRuns())))
+                .bind("lineage", io.kvreuse.store.Sql.orNull(p.mmLineage(), String.class))
+                .bind("action", p.cpu() ? "kv.fetch" : "kv.fetch_gpu")
+                .then();
     }
 
     private static String runsJson(int[] runs) {

@@ -111,6 +111,31 @@ class DomainApiIntegrationTests {
         assertNotStored(contract);
     }
 
+    @Test
+    void certifyWithBlankExtraKeyOrNullExtraValueThenInvalidRequest() {
+        Map<String, Object> blankKey = with(valid(), "extra", Map.of(" ", "x"));
+        expectProblem(post(blankKey), 400, "invalid-request");
+        Map<String, Object> withNull = valid();
+        String json = new tools.jackson.databind.json.JsonMapper()
+                .writeValueAsString(withNull)
+                .replaceFirst("\\}$", ",\"extra\":{\"loraSalt\":null}}");
+        assertThat(json).contains("\"loraSalt\":null");
+        expectProblem(
+                        http.post()
+                                .uri("/api/v1/domains")
+                                .header("Authorization", "Bearer " + tokens.operator())
+                                .contentType(MediaType.APPLICATION_JSON)
+                                .bodyValue(json)
+                                .exchange(),
+                        400,
+                        "invalid-request")
+                .jsonPath("$.errors[0].field")
+                .value(f -> assertThat((String) f).startsWith("extra"));
+        expectProblem(post(with(valid(), "extra", Map.of("a", "1", " a", "2"))), 400, "duplicate-extra-key");
+        assertNotStored(blankKey);
+        assertNotStored(withNull);
+    }
+
     @ParameterizedTest
     @CsvSource({
         "dpSize, 2, parallelism-not-supported",

@@ -236,6 +236,36 @@ class IncarnationRegistrationIntegrationTests {
     }
 
     @Test
+    void concurrentRegistrationsForOneStableNameThenExactlyOneWins() {
+        String name = "pod-" + UUID.randomUUID();
+        List<Integer> statuses = new CopyOnWriteArrayList<>();
+        Set<String> slugs = ConcurrentHashMap.newKeySet();
+        WebClient client = WebClient.create("http://localhost:" + env.getProperty("local.server.port"));
+        Flux.range(0, 10)
+                .flatMap(
+                        i -> client.post()
+                                .uri("/api/v1/incarnations")
+                                .header("Authorization", "Bearer " + engine)
+                                .bodyValue(with(registration(domain, newHost(), 0, 1), "stableName", name))
+                                .exchangeToMono(r -> {
+                                    statuses.add(r.statusCode().value());
+                                    return r.bodyToMono(Map.class);
+                                })
+                                .doOnNext(b -> {
+                                    if (b.get("type") != null) {
+                                        slugs.add(b.get("type").toString());
+                                    }
+                                }),
+                        10)
+                .blockLast(Duration.ofSeconds(60));
+        assertThat(statuses.stream().filter(s -> s == 201)).hasSize(1);
+        assertThat(statuses.stream().filter(s -> s == 409)).hasSize(9);
+        assertThat(slugs).containsExactly(Engines.PROBLEMS + "stable-name-held");
+        assertThat(engines.count("SELECT count(*) FROM engine_incarnation WHERE stable_name = :n", "n", name))
+                .isOne();
+    }
+
+    @Test
     void registerWithSameIdempotencyKeyAndBodyThenOriginalAnswer() {
         String host = newHost();
         Map<String, Object> body = registration(domain, host, 0, 1);

@@ -118,4 +118,21 @@ class HolderTableTests {
         assertThat(Holders.without(Holders.single(1L, 1, 1, 0, 0), 0, Holders.NO_RECORD))
                 .isNull();
     }
+
+    @Test
+    void getAllWhenKeysCollideOrAreAbsentThenSameAsGet() {
+        HolderTable table = new HolderTable(4);
+        for (long key = 0; key < 9; key++) {
+            table.put(holders(key, 1));
+        }
+        table.remove(4L);
+        long[] keys = {8, 7, 4, 100, 0, -5, 3};
+        int[][] out = new int[keys.length][];
+        table.getAll(keys, 1, keys.length, out);
+        for (int i = 1; i < keys.length; i++) {
+            assertThat(out[i - 1]).as("key %d", keys[i]).isSameAs(table.get(keys[i]));
+        }
+        assertThat(out[0]).isNotNull();
+        assertThat(out[1]).isNull();
+    }
 }

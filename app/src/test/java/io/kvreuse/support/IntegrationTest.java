@@ -17,7 +17,12 @@ import org.springframework.context.annotation.Import;
 @Retention(RetentionPolicy.RUNTIME)
 @SpringBootTest(
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"kvreuse.home=target/test-home", "KVREUSE_BOOTSTRAP_TOKEN=" + TestTokens.BOOTSTRAP})
+        properties = {
+            "kvreuse.home=target/test-home",
+            "KVREUSE_BOOTSTRAP_TOKEN=" + TestTokens.BOOTSTRAP,
+            // tests drive publication through owner events; the periodic reconciliation would race them
+            "kvreuse.inventory.publication-check=10m"
+        })
 @AutoConfigureWebTestClient
 @Import(TestSupportConfiguration.class)
 public @interface IntegrationTest {}

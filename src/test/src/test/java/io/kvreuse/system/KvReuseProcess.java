@@ -35,7 +35,12 @@ final class KvReuseProcess implements AutoCloseable {
 
     /** Starts the control plane in its embedded default mode with its data under {@code home}. */
     static KvReuseProcess startEmbedded(Path home) throws IOException, InterruptedException {
-        KvReuseProcess p = new KvReuseProcess(home, new HashMap<>(), freePort());
+        return startEmbedded(home, Map.of());
+    }
+
+    /** As {@link #startEmbedded(Path)}, with extra environment (e.g. {@code KVREUSE_LIVENESS_SUSPECTAFTER}). */
+    static KvReuseProcess startEmbedded(Path home, Map<String, String> env) throws IOException, InterruptedException {
+        KvReuseProcess p = new KvReuseProcess(home, new HashMap<>(env), freePort());
         p.start();
         return p;
     }

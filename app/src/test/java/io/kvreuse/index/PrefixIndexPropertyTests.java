@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * over banks holding tree-shaped conversations, checking every lookup, slot fetch and counter
  * against {@link ReferenceIndex} after every step.
  */
-class PrefixIndexProperties {
+class PrefixIndexPropertyTests {
 
     private static final int NODES = 40;
     private static final int CAPACITY = 12;

@@ -1,0 +1,87 @@
+package io.kvreuse.benchmarks.rest;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** The built jar as a separate process in its embedded-database mode, with a known operator token. */
+final class ControlPlane implements AutoCloseable {
+
+    final String baseUrl;
+    final String operator;
+    private final Process process;
+
+    private ControlPlane(String baseUrl, String operator, Process process) {
+        this.baseUrl = baseUrl;
+        this.operator = operator;
+        this.process = process;
+    }
+
+    static ControlPlane start(Path jar, Path home, String java) throws IOException, InterruptedException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        String operator = "kvr_bench-operator-" + System.nanoTime();
+        List<String> command =
+                new java.util.ArrayList<>(List.of(java, "-Xms1g", "-Xmx1g", "--enable-native-access=ALL-UNNAMED"));
+        String recording = System.getProperty("kvreuse.bench.jfr");
+        if (recording != null) {
+            command.add("-XX:StartFlightRecording=filename=" + recording + ",settings=profile,dumponexit=true");
+        }
+        command.addAll(List.of("-jar", jar.toString()));
+        ProcessBuilder pb = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(home.resolve("control-plane.log").toFile());
+        pb.environment().put("KVREUSE_HOME", home.toString());
+        pb.environment().put("SERVER_PORT", Integer.toString(port));
+        pb.environment().put("KVREUSE_BOOTSTRAP_TOKEN", operator);
+        pb.environment().put("KVREUSE_LIVENESS_SUSPECTAFTER", "1h");
+        pb.environment().put("KVREUSE_LIVENESS_LOSTAFTER", "2h");
+        pb.environment().put("LOGGING_LEVEL_IO_KVREUSE", "WARN");
+        Process process = pb.start();
+        String base = "http://127.0.0.1:" + port;
+        HttpClient client = HttpClient.newHttpClient();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("control plane exited; see " + home.resolve("control-plane.log"));
+            }
+            try {
+                var r = client.send(
+                        HttpRequest.newBuilder(URI.create(base + "/actuator/health/readiness"))
+                                .timeout(Duration.ofSeconds(2))
+                                .build(),
+                        HttpResponse.BodyHandlers.discarding());
+                if (r.statusCode() == 200) {
+                    return new ControlPlane(base, operator, process);
+                }
+            } catch (IOException notYet) {
+                // still starting
+            }
+            Thread.sleep(250);
+        }
+        process.destroyForcibly();
+        throw new IllegalStateException("control plane not ready in 120 s; see " + home.resolve("control-plane.log"));
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor();
+        }
+    }
+
+    static Path tempHome() throws IOException {
+        return Files.createTempDirectory("kvreuse-bench-");
+    }
+}

@@ -1,0 +1,316 @@
+package io.kvreuse.benchmarks.rest;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * REST benchmarks of the router's hot path against the built jar: inventory ingestion durable in
+ * PostgreSQL, then open-loop donor selection (each hint writes its PROPOSED lease) beside a trivial
+ * endpoint of the same server, in one run.
+ *
+ * <p>Usage: {@code java -cp benchmarks.jar io.kvreuse.benchmarks.rest.RestBenchmark <kvreuse.jar> [rate] [seconds]}
+ */
+public final class RestBenchmark {
+
+    private static final int TP = 2;
+    private static final int HOSTS = 4;
+    private static final int DONORS_PER_HOST = 4;
+    private static final int CONVERSATIONS_PER_DONOR = 32;
+    private static final int CHAIN = 256;
+    private static final int BATCH = 1024;
+
+    private RestBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        Path jar = Path.of(args.length > 0 ? args[0] : "app/target/kvreuse.jar");
+        int rate = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
+        double seconds = args.length > 2 ? Double.parseDouble(args[2]) : 30;
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        try (ControlPlane cp = ControlPlane.start(jar, ControlPlane.tempHome(), java)) {
+            Http http = new Http(cp.baseUrl);
+            Fleet fleet = Fleet.build(http, cp.operator);
+            ingest(http, fleet);
+            String router = fleet.router;
+            SplittableRandom random = new SplittableRandom(42);
+            var selection = (java.util.function.IntFunction<java.net.http.HttpRequest>)
+                    i -> http.request("POST", "/api/v1/donor-selections", router, fleet.request(random.split()));
+            var trivial = (java.util.function.IntFunction<java.net.http.HttpRequest>)
+                    i -> http.request("GET", "/actuator/health/liveness", router, null);
+            System.out.println("== warm-up");
+            OpenLoop.run(http, rate / 2, 10, selection, RestBenchmark::decision);
+            OpenLoop.run(http, rate / 2, 5, trivial, r -> "status " + r.statusCode());
+            System.out.println("== measured, open loop at " + rate + "/s");
+            OpenLoop.Result trivialResult =
+                    OpenLoop.run(http, rate, Math.max(10, seconds / 2), trivial, r -> "status " + r.statusCode());
+            OpenLoop.Result selectionResult = OpenLoop.run(http, rate, seconds, selection, RestBenchmark::decision);
+            System.out.println(trivialResult.summary("GET liveness"));
+            System.out.println(selectionResult.summary("POST donor-selections"));
+            System.out.printf(
+                    "median ratio selection/trivial: %.2f%n",
+                    (double) selectionResult.percentile(50) / Math.max(1, trivialResult.percentile(50)));
+        }
+    }
+
+    private static String decision(java.net.http.HttpResponse<String> r) {
+        String body = r.body();
+        if (body.startsWith("{\"decision\":\"HINT\"")) {
+            return "HINT";
+        }
+        int i = body.indexOf("\"reason\":\"");
+        return i < 0 ? "status " + r.statusCode() : body.substring(i + 10, body.indexOf('"', i + 10));
+    }
+
+    private static void ingest(Http http, Fleet fleet) throws Exception {
+        List<Runnable> batches = new ArrayList<>();
+        long blocks = 0;
+        for (Fleet.Donor d : fleet.donors) {
+            long[] next = new long[TP];
+            List<Map<String, Object>> all = new ArrayList<>();
+            for (int c = 0; c < CONVERSATIONS_PER_DONOR; c++) {
+                long[] chain = d.chains.get(c);
+                for (int i = 0; i < CHAIN; i++) {
+                    Map<String, Object> b = new LinkedHashMap<>();
+                    b.put("seqHash", Long.toUnsignedString(chain[i]));
+                    if (i > 0) {
+                        b.put("parentHash", Long.toUnsignedString(chain[i - 1]));
+                    }
+                    b.put("position", i);
+                    b.put("slot", c * CHAIN + i);
+                    all.add(b);
+                }
+            }
+            for (int from = 0; from < all.size(); from += BATCH) {
+                List<Map<String, Object>> slice = all.subList(from, Math.min(all.size(), from + BATCH));
+                for (int rank = 0; rank < TP; rank++) {
+                    long eventId = ++next[rank];
+                    String body = Http.json.writeValueAsString(Map.of(
+                            "rank",
+                            rank,
+                            "firstEventId",
+                            eventId,
+                            "events",
+                            List.of(Map.of("type", "STORED", "blocks", slice))));
+                    blocks += slice.size();
+                    batches.add(() -> {
+                        try {
+                            http.send("POST", "/api/v1/banks/" + d.bankId + "/events", d.token, body, 200);
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    });
+                }
+            }
+        }
+        // batches of one bank and rank must go in order: one worker per bank
+        Map<String, List<Runnable>> byBank = new LinkedHashMap<>();
+        int perBank = batches.size() / fleet.donors.size();
+        for (int i = 0; i < fleet.donors.size(); i++) {
+            byBank.put(fleet.donors.get(i).bankId, batches.subList(i * perBank, (i + 1) * perBank));
+        }
+        long start = System.nanoTime();
+        try (ExecutorService pool = Executors.newFixedThreadPool(8)) {
+            List<Future<?>> work = new ArrayList<>();
+            for (List<Runnable> ordered : byBank.values()) {
+                work.add(pool.submit(() -> ordered.forEach(Runnable::run)));
+            }
+            for (Future<?> f : work) {
+                f.get();
+            }
+        }
+        double s = (System.nanoTime() - start) / 1e9;
+        System.out.printf(
+                "ingestion: %d block events (%d banks × %d ranks, batches of %d) durable in %.2f s = %.0f blocks/s%n",
+                blocks, fleet.donors.size(), TP, BATCH, s, blocks / s);
+        Thread.sleep(2000); // let the index catch up before selections
+    }
+
+    /** A fleet of same-host donors and targets, set up through the API. */
+    static final class Fleet {
+        final List<Donor> donors = new ArrayList<>();
+        final List<String> targets = new ArrayList<>();
+        final List<List<Donor>> donorsByHost = new ArrayList<>();
+        String router;
+
+        record Donor(String token, String id, String bankId, List<long[]> chains) {}
+
+        static Fleet build(Http http, String operator) throws Exception {
+            Fleet f = new Fleet();
+            f.router = http.send(
+                            "POST",
+                            "/api/v1/tokens",
+                            operator,
+                            Map.of("role", "ROUTER", "subject", "bench-router"),
+                            201)
+                    .get("token")
+                    .asString();
+            JsonNode settings = http.send("GET", "/api/v1/settings/reuse", operator, null, 200);
+            Map<String, Object> doc = Http.json.convertValue(settings, Map.class);
+            doc.remove("version");
+            doc.put("enabled", true);
+            doc.put("maxInflightPerDonor", 100_000);
+            doc.put("maxInflightPerTarget", 100_000);
+            http.send("PUT", "/api/v1/settings/reuse", operator, doc, 200);
+            Map<String, Object> contract = new LinkedHashMap<>();
+            contract.putAll(Map.of(
+                    "modelId",
+                    "bench-model",
+                    "modelRevision",
+                    "r1",
+                    "tokenizerRevision",
+                    "t1",
+                    "engine",
+                    "vllm",
+                    "engineVersion",
+                    "0.11.0",
+                    "dtype",
+                    "bfloat16",
+                    "kvCacheDtype",
+                    "bfloat16",
+                    "numLayers",
+                    32,
+                    "numKvHeads",
+                    8,
+                    "headDim",
+                    128));
+            contract.putAll(Map.of(
+                    "attentionBackend",
+                    "FLASH_ATTN",
+                    "blockSizeTokens",
+                    16,
+                    "hashFormat",
+                    "sha256-cbor-64",
+                    "memoryLayout",
+                    "LAYER_SEPARATE",
+                    "kvLayout",
+                    "NHD",
+                    "bytesPerBlockPerRank",
+                    1048576,
+                    "tpSize",
+                    TP,
+                    "dpSize",
+                    1,
+                    "ppSize",
+                    1,
+                    "cpSize",
+                    1));
+            contract.put("transportClass", "GPU_CUDA_IPC");
+            String domain = http.send("POST", "/api/v1/domains", operator, contract, 201)
+                    .get("domainId")
+                    .asString();
+            SplittableRandom random = new SplittableRandom(7);
+            for (int h = 0; h < HOSTS; h++) {
+                String host = "bench-host-" + h;
+                List<Donor> local = new ArrayList<>();
+                int gpu = 0;
+                for (int d = 0; d < DONORS_PER_HOST; d++) {
+                    String token = engine(http, operator);
+                    String id = register(http, token, "DECODE", domain, host, gpu);
+                    gpu += TP;
+                    http.send("POST", "/api/v1/incarnations/" + id + "/heartbeat", token, Map.of(), 200);
+                    List<Map<String, Object>> parts = new ArrayList<>();
+                    for (int r = 0; r < TP; r++) {
+                        parts.add(Map.of(
+                                "rank", r, "regionRef", "shm://bench-" + id + "-" + r, "bytesPerBlock", 1048576));
+                    }
+                    String bankId = http.send(
+                                    "POST",
+                                    "/api/v1/incarnations/" + id + "/banks",
+                                    token,
+                                    Map.of("capacityBlocks", CONVERSATIONS_PER_DONOR * CHAIN, "parts", parts),
+                                    201)
+                            .get("bankId")
+                            .asString();
+                    for (int r = 0; r < TP; r++) {
+                        http.send("POST", "/api/v1/banks/" + bankId + "/parts/" + r + "/ready", token, Map.of(), 200);
+                    }
+                    List<long[]> chains = new ArrayList<>();
+                    for (int c = 0; c < CONVERSATIONS_PER_DONOR; c++) {
+                        chains.add(random.longs(CHAIN).toArray());
+                    }
+                    Donor donor = new Donor(token, id, bankId, chains);
+                    local.add(donor);
+                    f.donors.add(donor);
+                }
+                f.donorsByHost.add(local);
+                String token = engine(http, operator);
+                String target = register(http, token, "PREFILL", domain, host, gpu);
+                http.send("POST", "/api/v1/incarnations/" + target + "/heartbeat", token, Map.of(), 200);
+                f.targets.add(target);
+            }
+            return f;
+        }
+
+        /** A router request: a conversation held by a donor on the target's host, plus new blocks. */
+        String request(SplittableRandom random) {
+            int h = random.nextInt(targets.size());
+            List<Donor> local = donorsByHost.get(h);
+            long[] chain =
+                    local.get(random.nextInt(local.size())).chains().get(random.nextInt(CONVERSATIONS_PER_DONOR));
+            StringBuilder json = new StringBuilder(8192)
+                    .append("{\"requestId\":\"")
+                    .append(UUID.randomUUID())
+                    .append("\",\"targetIncarnationId\":\"")
+                    .append(targets.get(h))
+                    .append("\",\"seqHashes\":[");
+            for (int i = 0; i < CHAIN + 16; i++) {
+                if (i > 0) {
+                    json.append(',');
+                }
+                long hash = i < CHAIN ? chain[i] : random.nextLong();
+                json.append('"').append(Long.toUnsignedString(hash)).append('"');
+            }
+            return json.append("],\"localPrefixBlocks\":")
+                    .append(random.nextInt(64))
+                    .append('}')
+                    .toString();
+        }
+
+        private static String engine(Http http, String operator) throws Exception {
+            return http.send(
+                            "POST",
+                            "/api/v1/tokens",
+                            operator,
+                            Map.of("role", "ENGINE", "subject", "bench-" + UUID.randomUUID()),
+                            201)
+                    .get("token")
+                    .asString();
+        }
+
+        private static String register(Http http, String token, String role, String domain, String host, int firstGpu)
+                throws Exception {
+            List<Map<String, Object>> ranks = new ArrayList<>();
+            for (int r = 0; r < TP; r++) {
+                ranks.add(Map.of("rank", r, "gpuOrdinal", firstGpu + r, "gpuUuid", "GPU-" + UUID.randomUUID()));
+            }
+            return http.send(
+                            "POST",
+                            "/api/v1/incarnations",
+                            token,
+                            Map.of(
+                                    "role",
+                                    role,
+                                    "domainId",
+                                    domain,
+                                    "hostId",
+                                    host,
+                                    "controlEndpoint",
+                                    "tcp://" + host + ":5557",
+                                    "capabilities",
+                                    List.of("kv.fetch_gpu@1.0"),
+                                    "ranks",
+                                    ranks),
+                            201)
+                    .get("incarnationId")
+                    .asString();
+        }
+    }
+}
