@@ -29,6 +29,9 @@ class AdminPagesIntegrationTests {
     @Autowired
     MetricsSampler sampler;
 
+    @Autowired
+    io.kvreuse.audit.AuditTrail audit;
+
     Fleet fleet;
     AdminSession admin;
     String subject;
@@ -246,14 +249,25 @@ class AdminPagesIntegrationTests {
 
     @Test
     void auditIsPaginatedByEventId() {
-        String domain = fleet.domain(1, "GPU_CUDA_IPC");
-        String first = admin.html("/admin/audit", HttpStatus.OK);
+        String actor = "operator:pager-" + UUID.randomUUID();
+        for (int i = 0; i < AuditPageController.PAGE + 5; i++) {
+            audit.record(io.kvreuse.audit.AuditEntry.action(actor, "test", "subject-" + i, "PAGED"))
+                    .block();
+        }
+        String first = admin.html("/admin/audit?actor=" + actor, HttpStatus.OK);
         var older = java.util.regex.Pattern.compile("id=\"older\" href=\"([^\"]+)\"")
                 .matcher(first);
         assertThat(older.find()).as(first).isTrue();
         String next = admin.html(older.group(1).replace("&amp;", "&"), HttpStatus.OK);
-        assertThat(first).contains(domain.substring(0, 11));
-        assertThat(next).doesNotContain(domain.substring(0, 11)).contains("« Newest");
+
+        assertThat(rows(first)).isEqualTo(AuditPageController.PAGE);
+        assertThat(first).contains("subject-54").doesNotContain("subject-4<");
+        assertThat(rows(next)).isEqualTo(5);
+        assertThat(next).contains("subject-0").doesNotContain("subject-54").contains("« Newest");
+    }
+
+    private static int rows(String page) {
+        return page.split("<code>PAGED</code>", -1).length - 1;
     }
 
     private static void assertHtmlError(

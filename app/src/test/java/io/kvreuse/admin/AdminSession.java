@@ -23,7 +23,9 @@ final class AdminSession {
     private @Nullable String cookie;
 
     private AdminSession(WebTestClient http) {
-        this.http = http;
+        // the machine is shared: a page may take more than WebTestClient's default 5 s under load
+        this.http =
+                http.mutate().responseTimeout(java.time.Duration.ofSeconds(30)).build();
     }
 
     /** An anonymous session holding only the sign-in page's cookie. */
