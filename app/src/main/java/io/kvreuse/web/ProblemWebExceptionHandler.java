@@ -65,7 +65,10 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
 
     private static boolean isBrowserPage(ServerWebExchange exchange) {
         String path = exchange.getRequest().getPath().value();
-        return path.startsWith("/admin") || path.startsWith("/login") || path.startsWith("/logout");
+        // the dashboard's own JSON endpoints (/admin/api/**) answer problems like the API
+        return (path.startsWith("/admin") && !path.startsWith("/admin/api/"))
+                || path.startsWith("/login")
+                || path.startsWith("/logout");
     }
 
     static Problem toProblem(Throwable ex) {

@@ -1,0 +1,40 @@
+package io.kvreuse.admin;
+
+import java.util.Locale;
+import org.jspecify.annotations.Nullable;
+import org.springframework.stereotype.Controller;
+import org.springframework.ui.Model;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+
+/** The sign-in form: an OPERATOR API token, nothing else. */
+@Controller
+class LoginController {
+
+    @GetMapping("/login")
+    String login(
+            @RequestParam(required = false) @Nullable String error,
+            @RequestParam(required = false) @Nullable String logout,
+            Model model) {
+        if (error != null) {
+            model.addAttribute("error", message(error));
+        }
+        if (logout != null) {
+            model.addAttribute("info", "You have signed out.");
+        }
+        return "admin/login";
+    }
+
+    static String message(String code) {
+        if (code.startsWith("role-")) {
+            String role = code.substring("role-".length()).toUpperCase(Locale.ROOT);
+            if (role.matches("ROUTER|ENGINE|AGENT")) {
+                return "That is a valid " + role + " token, but only OPERATOR tokens can sign in to the dashboard.";
+            }
+        }
+        return switch (code) {
+            case "revoked" -> "Your token was revoked; the session has ended. Sign in with an active operator token.";
+            default -> "Unknown or revoked token. Paste an active OPERATOR API token.";
+        };
+    }
+}

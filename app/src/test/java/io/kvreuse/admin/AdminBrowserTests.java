@@ -1,0 +1,302 @@
+package io.kvreuse.admin;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvreuse.incarnation.LivenessSweeper;
+import io.kvreuse.security.Role;
+import io.kvreuse.support.Fleet;
+import io.kvreuse.support.IntegrationTest;
+import io.kvreuse.support.MutableClock;
+import io.kvreuse.support.TestTokens;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/** The dashboard in a real browser: Debian's Chromium, headless, driven by Selenium. */
+@IntegrationTest
+class AdminBrowserTests {
+
+    private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+    private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
+    private static final Path SCREENSHOTS = Path.of("target/screenshots");
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    WebTestClient http;
+
+    @Autowired
+    TestTokens tokens;
+
+    @Autowired
+    MutableClock clock;
+
+    @Autowired
+    LivenessSweeper sweeper;
+
+    @Autowired
+    MetricsSampler sampler;
+
+    WebDriver browser;
+    WebDriverWait wait;
+    Path profile;
+    Fleet fleet;
+
+    @BeforeEach
+    void startBrowser() throws IOException {
+        assertThat(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER))
+                .as(
+                        "browser tests need Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver)")
+                .isTrue();
+        profile = Files.createTempDirectory("kvreuse-chromium-");
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary(CHROMIUM.toFile());
+        options.addArguments(
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--window-size=1440,1000",
+                "--user-data-dir=" + profile);
+        ChromeDriverService service = new ChromeDriverService.Builder()
+                .usingDriverExecutable(CHROMEDRIVER.toFile())
+                .usingAnyFreePort()
+                .build();
+        browser = new ChromeDriver(service, options);
+        wait = new WebDriverWait(browser, Duration.ofSeconds(10));
+        fleet = new Fleet(http, tokens);
+        Files.createDirectories(SCREENSHOTS);
+    }
+
+    @AfterEach
+    void stopBrowser() throws IOException {
+        if (browser != null) {
+            browser.quit();
+        }
+        if (profile != null) {
+            try (var files = Files.walk(profile)) {
+                files.sorted(java.util.Comparator.reverseOrder())
+                        .map(Path::toFile)
+                        .forEach(File::delete);
+            }
+        }
+    }
+
+    @Test
+    void operatorSignsInAndSeesTheOverview() {
+        open("/admin");
+        assertThat(browser.getCurrentUrl()).endsWith("/login");
+        shot("login");
+        signIn(tokens.mint(Role.OPERATOR));
+        assertThat(browser.getCurrentUrl()).endsWith("/admin");
+        sampler.sample().block();
+        sampler.sample().block();
+        // the charts fill in from the JSON endpoint
+        wait.until(d -> d.findElements(By.cssSelector("#chart-rate canvas")).size() == 1);
+        wait.until(ExpectedConditions.textMatches(By.id("refreshed"), java.util.regex.Pattern.compile("updated")));
+        assertThat(browser.findElement(By.id("reuse-state")).getText()).startsWith("Reuse");
+        shot("overview");
+    }
+
+    @Test
+    void engineTokenIsRefusedAtSignIn() {
+        open("/login");
+        browser.findElement(By.id("token")).sendKeys(tokens.mint(Role.ENGINE));
+        browser.findElement(By.cssSelector("#login-form button")).click();
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("login-error")));
+        assertThat(browser.findElement(By.id("login-error")).getText())
+                .contains("ENGINE token, but only OPERATOR tokens");
+        shot("login-refused");
+        open("/admin/settings");
+        assertThat(browser.getCurrentUrl()).endsWith("/login");
+    }
+
+    @Test
+    void incarnationGoesSuspectOnThePage() {
+        String domain = fleet.domain(2, "GPU_CUDA_IPC");
+        String host = Fleet.host();
+        Fleet.Engine decode = fleet.ready("DECODE", domain, 2, host);
+        String bank = fleet.bank(decode, 2, 128);
+        fleet.storeChain(decode, bank, 2, Fleet.chain(6), 0, new long[] {1, 1});
+        signIn(tokens.mint(Role.OPERATOR));
+
+        open("/admin/incarnations?hostId=" + host);
+        assertThat(stateOf(decode.id())).isEqualTo("READY");
+
+        clock.advance(Duration.ofSeconds(11));
+        sweeper.sweepOnce().block();
+        browser.navigate().refresh();
+
+        assertThat(stateOf(decode.id())).isEqualTo("SUSPECT");
+        shot("incarnations");
+        open("/admin/incarnations/" + decode.id());
+        assertThat(browser.findElement(By.id("inc-state")).getText()).isEqualTo("SUSPECT");
+        assertThat(browser.findElement(By.id("epoch-history")).getText()).contains("READY → SUSPECT");
+        shot("incarnation");
+        open("/admin/banks/" + bank);
+        shot("bank");
+        open("/admin/banks");
+        shot("banks");
+        open("/admin/cleanup");
+        assertThat(browser.findElement(By.id("candidates")).getText()).contains(decode.id());
+        shot("cleanup");
+        open("/admin/leases");
+        shot("leases");
+        open("/admin/audit?subject=" + decode.id());
+        shot("audit");
+    }
+
+    @Test
+    void certifyADomainThroughTheFormAfterAValidationError() {
+        signIn(tokens.mint(Role.OPERATOR));
+        open("/admin/domains/new");
+        String model = "browser-model-" + UUID.randomUUID();
+        fill("modelId", model);
+        fill("tokenizerRevision", "t1");
+        fill("engine", "vllm");
+        fill("engineVersion", "0.11.0");
+        fill("dtype", "bfloat16");
+        fill("kvCacheDtype", "bfloat16");
+        fill("numLayers", "thirty-two");
+        fill("numKvHeads", "8");
+        fill("headDim", "128");
+        fill("attentionBackend", "FLASH_ATTN");
+        fill("blockSizeTokens", "16");
+        fill("hashFormat", "sha256-cbor-64:seed=0");
+        fill("bytesPerBlockPerRank", "1048576");
+        fill("tpSize", "2");
+        browser.findElement(By.cssSelector("#certify-form button[type=submit]")).click();
+
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("form-errors")));
+        assertThat(fieldError("numLayers")).isEqualTo("must be a whole number");
+        assertThat(fieldError("modelRevision")).isNotBlank();
+        assertThat(browser.findElement(By.id("modelId")).getAttribute("value")).isEqualTo(model);
+        shot("domain-new-errors");
+
+        fill("numLayers", "32");
+        fill("modelRevision", "r1");
+        browser.findElement(By.cssSelector("#certify-form button[type=submit]")).click();
+
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("domain-id")));
+        String domainId = browser.findElement(By.id("domain-id")).getText();
+        assertThat(domainId).startsWith("ld-");
+        assertThat(browser.findElement(By.id("contract")).getText()).contains(model);
+        shot("domain");
+        open("/admin/domains");
+        assertThat(browser.findElement(By.id("domains")).getText()).contains(model);
+        shot("domains");
+    }
+
+    @Test
+    void editASettingAndSeeItAudited() {
+        signIn(tokens.mint(Role.OPERATOR));
+        open("/admin/settings");
+        WebElement candidates = browser.findElement(By.id("maxDonorCandidates"));
+        int next = "8".equals(candidates.getAttribute("value")) ? 9 : 8;
+        fill("maxDonorCandidates", "0");
+        browser.findElement(By.cssSelector("#settings-form button[type=submit]"))
+                .click();
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("form-errors")));
+        assertThat(fieldError("maxDonorCandidates")).contains("between 1 and 256");
+        shot("settings-errors");
+
+        fill("maxDonorCandidates", Integer.toString(next));
+        fill("reason", "browser test");
+        browser.findElement(By.cssSelector("#settings-form button[type=submit]"))
+                .click();
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("saved")));
+        assertThat(browser.findElement(By.id("maxDonorCandidates")).getAttribute("value"))
+                .isEqualTo(Integer.toString(next));
+        assertThat(browser.findElement(By.id("settings-updated-by")).getText()).startsWith("operator:");
+        shot("settings");
+        open("/admin/audit?subject=reuse");
+        assertThat(browser.findElement(By.cssSelector("table.audit")).getText())
+                .contains("SETTINGS_CHANGED")
+                .contains("browser test");
+    }
+
+    @Test
+    void formWithoutCsrfTokenIsRefused() {
+        signIn(tokens.mint(Role.OPERATOR));
+        open("/admin/settings");
+        String version = browser.findElement(By.id("settings-version")).getText();
+        ((JavascriptExecutor) browser)
+                .executeScript("document.querySelectorAll('input[name=_csrf]').forEach(e => e.remove());");
+        fill("maxDonorCandidates", "17");
+        browser.findElement(By.cssSelector("#settings-form button[type=submit]"))
+                .click();
+
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector(".status-code")));
+        assertThat(browser.findElement(By.cssSelector(".status-code")).getText())
+                .isEqualTo("403");
+        assertThat(browser.getPageSource()).contains("CSRF").contains("Nothing was changed");
+        shot("error-403");
+        open("/admin/settings");
+        assertThat(browser.findElement(By.id("settings-version")).getText()).isEqualTo(version);
+        open("/admin/incarnations/" + UUID.randomUUID());
+        assertThat(browser.findElement(By.cssSelector(".status-code")).getText())
+                .isEqualTo("404");
+        shot("error-404");
+    }
+
+    private void signIn(String token) {
+        open("/login");
+        browser.findElement(By.id("token")).sendKeys(token);
+        browser.findElement(By.cssSelector("#login-form button")).click();
+        wait.until(ExpectedConditions.urlMatches(".*/admin$"));
+    }
+
+    private String stateOf(String incarnationId) {
+        return browser.findElement(By.cssSelector("tr[data-id='" + incarnationId + "'] .inc-state"))
+                .getText();
+    }
+
+    private String fieldError(String field) {
+        return browser.findElement(By.cssSelector(".field-error[data-field='" + field + "']"))
+                .getText();
+    }
+
+    private void fill(String id, String value) {
+        WebElement input = browser.findElement(By.id(id));
+        input.clear();
+        input.sendKeys(value);
+    }
+
+    private void open(String path) {
+        browser.get("http://localhost:" + port + path);
+    }
+
+    private void shot(String name) {
+        File png = ((org.openqa.selenium.TakesScreenshot) browser).getScreenshotAs(OutputType.FILE);
+        try {
+            Files.copy(png.toPath(), SCREENSHOTS.resolve(name + ".png"), StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}
