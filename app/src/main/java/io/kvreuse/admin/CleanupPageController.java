@@ -1,53 +1,40 @@
 package io.kvreuse.admin;
 
-import java.time.Instant;
-import java.time.OffsetDateTime;
+import io.kvreuse.cleanup.CleanupPlans;
+import io.kvreuse.cleanup.CleanupRecords;
+import io.kvreuse.error.KvReuseException;
+import io.kvreuse.security.CurrentPrincipal;
+import java.util.Objects;
 import java.util.UUID;
-import org.jspecify.annotations.Nullable;
-import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.http.HttpStatus;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
 
 /**
- * Cleanup candidates: incarnations that lost liveness and banks whose owner is gone. Planning and
- * executing a cleanup belong to the cleanup service; until it is available here this page lists
- * what would need one, read-only.
+ * Operator cleanup of stale banks and dead incarnations, through the same service and rules as
+ * the REST API: a dry-run plan first, then a one-time execution with a reason, and — where a
+ * transfer is not proven quiesced — the incarnation id typed back as the operator's attestation.
  */
 @Controller
 class CleanupPageController {
 
-    private final DatabaseClient db;
+    private final CleanupPlans plans;
     private final BankQueries banks;
 
-    CleanupPageController(DatabaseClient db, BankQueries banks) {
-        this.db = db;
+    CleanupPageController(CleanupPlans plans, BankQueries banks) {
+        this.plans = plans;
         this.banks = banks;
     }
 
     @GetMapping("/admin/cleanup")
     Mono<String> candidates(Model model) {
         return Mono.zip(
-                        db.sql("""
-                                        SELECT i.incarnation_id, i.stable_name, i.state, i.host_id, i.role, i.fencing_epoch, i.state_changed_at,
-                                               (SELECT count(*) FROM lease l WHERE (l.donor_incarnation_id = i.incarnation_id
-                                                    OR l.target_incarnation_id = i.incarnation_id) AND l.state = 'UNCERTAIN') AS uncertain
-                                        FROM engine_incarnation i WHERE i.state IN ('SUSPECT', 'LOST', 'RECLAIM_PENDING')
-                                        ORDER BY i.state_changed_at LIMIT 500
-                                        """)
-                                .map((r, meta) -> new Candidate(
-                                        r.get("incarnation_id", UUID.class),
-                                        r.get("stable_name", String.class),
-                                        r.get("state", String.class),
-                                        r.get("host_id", String.class),
-                                        r.get("role", String.class),
-                                        r.get("fencing_epoch", Long.class),
-                                        r.get("state_changed_at", OffsetDateTime.class)
-                                                .toInstant(),
-                                        r.get("uncertain", Long.class)))
-                                .all()
-                                .collectList(),
+                        plans.candidates(),
                         banks.list(null, IncarnationPagesController.LIST_LIMIT)
                                 .filter(BankQueries.BankRow::ownerGone)
                                 .collectList())
@@ -58,14 +45,87 @@ class CleanupPageController {
                 });
     }
 
-    /** An incarnation that may hold pins or allocations nobody will release without an operator. */
-    record Candidate(
-            UUID incarnationId,
-            @Nullable String stableName,
-            String state,
-            String hostId,
-            String role,
-            long fencingEpoch,
-            Instant stateChangedAt,
-            long uncertainLeases) {}
+    @PostMapping("/admin/cleanup/plans")
+    Mono<String> plan(Model model, ServerWebExchange exchange) {
+        return exchange.getFormData()
+                .map(form -> Objects.requireNonNullElse(form.getFirst("incarnationId"), "")
+                        .strip())
+                .flatMap(id -> {
+                    UUID incarnationId;
+                    try {
+                        incarnationId = UUID.fromString(id);
+                    } catch (IllegalArgumentException e) {
+                        return refused(
+                                model,
+                                exchange,
+                                HttpStatus.BAD_REQUEST,
+                                "Choose an incarnation to plan a cleanup for.");
+                    }
+                    return CurrentPrincipal.get()
+                            .flatMap(p -> plans.plan(incarnationId, p))
+                            .map(plan -> "redirect:/admin/cleanup/plans/" + plan.planId())
+                            .onErrorResume(
+                                    KvReuseException.class, e -> refused(model, exchange, status(e), e.getMessage()));
+                });
+    }
+
+    @GetMapping("/admin/cleanup/plans/{planId}")
+    Mono<String> show(@PathVariable UUID planId, Model model) {
+        return plans.find(planId).map(plan -> {
+            model.addAttribute("plan", plan);
+            return "admin/cleanup-plan";
+        });
+    }
+
+    @PostMapping("/admin/cleanup/plans/{planId}/execute")
+    Mono<String> execute(@PathVariable UUID planId, Model model, ServerWebExchange exchange) {
+        return Mono.zip(exchange.getFormData(), plans.find(planId)).flatMap(t -> {
+            CleanupRecords.Plan plan = t.getT2();
+            String reason =
+                    Objects.requireNonNullElse(t.getT1().getFirst("reason"), "").strip();
+            String typed = Objects.requireNonNullElse(t.getT1().getFirst("confirm"), "")
+                    .strip();
+            boolean attested = typed.equals(plan.incarnationId().toString());
+            model.addAttribute("plan", plan);
+            model.addAttribute("reason", reason);
+            if (reason.isEmpty() || reason.length() > 1000) {
+                return failed(model, exchange, HttpStatus.BAD_REQUEST, "A reason (up to 1000 characters) is required.");
+            }
+            if (plan.attestationRequired() && !attested) {
+                return failed(
+                        model,
+                        exchange,
+                        HttpStatus.UNPROCESSABLE_CONTENT,
+                        "A transfer of this incarnation is not proven quiesced. Type the incarnation id exactly to attest "
+                                + "that you have made sure nothing can still write to its memory.");
+            }
+            return CurrentPrincipal.get()
+                    .flatMap(p -> plans.execute(planId, reason, attested, p))
+                    .map(outcome -> "redirect:/admin/cleanup/plans/" + planId + "?executed")
+                    .onErrorResume(KvReuseException.class, e -> failed(model, exchange, status(e), e.getMessage()));
+        });
+    }
+
+    private Mono<String> refused(Model model, ServerWebExchange exchange, HttpStatus status, String message) {
+        exchange.getResponse().setStatusCode(status);
+        model.addAttribute("planError", message);
+        return candidates(model);
+    }
+
+    private static Mono<String> failed(Model model, ServerWebExchange exchange, HttpStatus status, String message) {
+        exchange.getResponse().setStatusCode(status);
+        model.addAttribute("executeError", message);
+        return Mono.just("admin/cleanup-plan");
+    }
+
+    private static HttpStatus status(KvReuseException e) {
+        return switch (e.kind()) {
+            case INVALID -> HttpStatus.BAD_REQUEST;
+            case NOT_FOUND -> HttpStatus.NOT_FOUND;
+            case FORBIDDEN -> HttpStatus.FORBIDDEN;
+            case CONFLICT -> HttpStatus.CONFLICT;
+            case REFUSED -> HttpStatus.UNPROCESSABLE_CONTENT;
+            case UNAVAILABLE -> HttpStatus.SERVICE_UNAVAILABLE;
+        };
+    }
 }

@@ -264,6 +264,111 @@ class AdminBrowserTests {
         shot("error-404");
     }
 
+    @Autowired
+    io.kvreuse.lease.LeaseSweeper leaseSweeper;
+
+    @Test
+    void operatorCleansUpADeadDonorWithTypedConfirmationThenItsStableNameIsFree() {
+        io.kvreuse.support.LeaseWorld w = new io.kvreuse.support.LeaseWorld(http, tokens, 2, 3_000, 6_000, 20_000);
+        try {
+            // a transfer that passed its deadline: UNCERTAIN, its pins held
+            String lease = w.propose();
+            w.destination(lease, 0).expectStatus().isOk();
+            w.pinAll(lease);
+            assertThat(w.orders(w.agentToken, w.host, 2000)).hasSize(1);
+            clock.advance(Duration.ofMillis(6_500));
+            fleet.heartbeat(w.donor);
+            fleet.heartbeat(w.target);
+            untilRan(() -> leaseSweeper.sweepOnce().block().ran());
+            assertThat(w.state(lease)).isEqualTo("UNCERTAIN");
+            // a second engine with a stable name dies too
+            String name = "decode-pod-" + java.util.UUID.randomUUID();
+            String engineToken = tokens.mint(Role.ENGINE);
+            java.util.Map<String, Object> named =
+                    fleet.post("/api/v1/incarnations", engineToken, registration(name, w.domain), 201);
+            String namedId = (String) named.get("incarnationId");
+            fleet.heartbeat(new Fleet.Engine(namedId, engineToken, "host-" + name, w.domain));
+            // the donor and the named engine stop heartbeating; the target keeps going
+            clock.advance(Duration.ofSeconds(61));
+            fleet.heartbeat(w.target);
+            untilRan(() -> sweeper.sweepOnce().block().ran());
+            untilRan(() -> sweeper.sweepOnce().block().ran());
+            assertThat(fleet.get("/api/v1/incarnations/" + w.donor.id(), tokens.operator())
+                            .get("state"))
+                    .isEqualTo("LOST");
+
+            signIn(tokens.mint(Role.OPERATOR));
+            open("/admin/cleanup");
+            wait.until(ExpectedConditions.presenceOfElementLocated(By.id("plan-" + w.donor.id())));
+            shot("cleanup-candidates");
+            browser.findElement(By.id("plan-" + w.donor.id())).click();
+            wait.until(ExpectedConditions.presenceOfElementLocated(By.id("execute-form")));
+            assertThat(browser.findElement(By.id("blockers")).getText()).contains("not proven quiesced");
+            assertThat(browser.findElement(By.id("pinned-blocks")).getText()).isEqualTo("16");
+            shot("cleanup-plan");
+            // the reason alone is not enough while a transfer is unproven
+            browser.findElement(By.id("reason"))
+                    .sendKeys("decode pod lost with its node; GPU reset confirmed by on-call");
+            browser.findElement(By.id("confirm")).sendKeys("not-the-id");
+            browser.findElement(By.id("execute")).click();
+            wait.until(ExpectedConditions.presenceOfElementLocated(By.id("execute-error")));
+            assertThat(browser.findElement(By.id("execute-error")).getText()).contains("Type the incarnation id");
+            assertThat(w.state(lease)).isEqualTo("UNCERTAIN");
+            browser.findElement(By.id("confirm")).clear();
+            browser.findElement(By.id("confirm")).sendKeys(w.donor.id());
+            browser.findElement(By.id("execute")).click();
+            wait.until(ExpectedConditions.presenceOfElementLocated(By.id("executed")));
+            assertThat(browser.findElement(By.id("executed")).getText()).contains("RECLAIMED");
+            shot("cleanup-executed");
+            assertThat(w.state(lease)).isNotEqualTo("UNCERTAIN");
+            browser.findElement(By.id("audit-link")).click();
+            wait.until(d -> d.getPageSource().contains("RECLAIMED"));
+            shot("cleanup-audit");
+
+            // the named engine: no transfer in flight, so no attestation; its name is free afterwards
+            fleet.postRaw("/api/v1/incarnations", tokens.mint(Role.ENGINE), registration(name, w.domain))
+                    .expectStatus()
+                    .isEqualTo(409);
+            open("/admin/cleanup");
+            browser.findElement(By.id("plan-" + namedId)).click();
+            wait.until(ExpectedConditions.presenceOfElementLocated(By.id("execute-form")));
+            assertThat(browser.findElements(By.id("confirm"))).isEmpty();
+            browser.findElement(By.id("reason")).sendKeys("pod deleted");
+            browser.findElement(By.id("execute")).click();
+            wait.until(ExpectedConditions.presenceOfElementLocated(By.id("executed")));
+            fleet.post("/api/v1/incarnations", tokens.mint(Role.ENGINE), registration(name, w.domain), 201);
+        } finally {
+            w.restore();
+        }
+    }
+
+    private static java.util.Map<String, Object> registration(String name, String domain) {
+        String host = "host-" + name;
+        return java.util.Map.of(
+                "stableName",
+                name,
+                "role",
+                "DECODE",
+                "domainId",
+                domain,
+                "hostId",
+                host,
+                "controlEndpoint",
+                "tcp://" + host + ":5557",
+                "capabilities",
+                java.util.List.of("kv.fetch_gpu@1.0"),
+                "ranks",
+                java.util.List.of(
+                        java.util.Map.of("rank", 0, "gpuOrdinal", 0, "gpuUuid", "GPU-" + java.util.UUID.randomUUID()),
+                        java.util.Map.of("rank", 1, "gpuOrdinal", 1, "gpuUuid", "GPU-" + java.util.UUID.randomUUID())));
+    }
+
+    private static void untilRan(java.util.function.BooleanSupplier sweep) {
+        for (int i = 0; i < 40 && !sweep.getAsBoolean(); i++) {
+            io.kvreuse.support.LeaseWorld.sleep(50);
+        }
+    }
+
     private void signIn(String token) {
         open("/login");
         browser.findElement(By.id("token")).sendKeys(token);
