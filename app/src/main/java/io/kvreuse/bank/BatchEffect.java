@@ -54,7 +54,7 @@ final class BatchEffect {
     static BatchEffect ofSnapshot(List<InventoryRequests.Block> blocks, int capacity) {
         BatchEffect effect = new BatchEffect(capacity);
         for (int i = 0; i < blocks.size(); i++) {
-            effect.store(blocks.get(i).parse("blocks[" + i + "]"), "blocks[" + i + "]");
+            effect.store(parse(blocks.get(i), "blocks[" + i + "]"), "blocks[" + i + "]");
         }
         return effect;
     }
@@ -68,7 +68,7 @@ final class BatchEffect {
                 }
                 for (int j = 0; j < event.blocks().size(); j++) {
                     String at = where + ".blocks[" + j + "]";
-                    InventoryBlock block = event.blocks().get(j).parse(at);
+                    InventoryBlock block = parse(event.blocks().get(j), at);
                     if (counts) {
                         store(block, at);
                     } else {
@@ -153,6 +153,14 @@ final class BatchEffect {
         List<Long> all = new ArrayList<>(stored.keySet());
         all.addAll(removed);
         return all;
+    }
+
+    private static InventoryBlock parse(
+            InventoryRequests.@org.jspecify.annotations.Nullable Block block, String where) {
+        if (block == null) {
+            throw invalid("invalid-block", where + ": a block, not null");
+        }
+        return block.parse(where);
     }
 
     private static InvalidRequestException invalid(String slug, String detail) {

@@ -1,11 +1,16 @@
 package io.kvreuse.bank;
 
+import com.fasterxml.jackson.annotation.JsonFormat;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import org.jspecify.annotations.Nullable;
 
 /**
  * One change to a bank's entry in the in-memory prefix index, as carried by the inventory change
- * feed. A block is in the index only when every rank of the bank holds it at the same slot.
+ * feed, written as a compact JSON array. A block is in the index only when every rank of the bank
+ * holds it at the same slot.
  */
+@JsonFormat(shape = JsonFormat.Shape.ARRAY)
+@JsonPropertyOrder({"op", "seqHash", "parentHash", "position", "slot", "mmLineage", "epoch"})
 public record IndexOp(
         Kind op,
         long seqHash,

@@ -117,13 +117,17 @@ public class InventoryFeed {
             fixedDelayString = "${kvreuse.inventory.feed-check:2s}",
             initialDelayString = "${kvreuse.inventory.feed-check:2s}")
     void checkAll() {
-        db.sql("SELECT bank_id, feed_seq FROM retained_bank WHERE state <> 'DROPPED' OR feed_seq > 0")
-                .map((row, meta) -> Map.entry(row.get("bank_id", UUID.class), row.get("feed_seq", Long.class)))
-                .all()
-                .filter(e -> {
-                    Tracked t = banks.get(e.getKey());
-                    return t == null || t.appliedSeq() < e.getValue();
+        db.sql("SELECT bank_id, feed_seq, state = 'DROPPED' AS dropped FROM retained_bank")
+                .map((row, meta) -> new Object[] {
+                    row.get("bank_id", UUID.class), row.get("feed_seq", Long.class), row.get("dropped", Boolean.class)
                 })
+                .all()
+                .filter(r -> {
+                    Tracked t = banks.get((UUID) r[0]);
+                    // a dropped bank matters only while this replica still indexes it
+                    return t == null ? !Boolean.TRUE.equals(r[2]) : t.appliedSeq() < (Long) r[1];
+                })
+                .map(r -> Map.entry((UUID) r[0], (Long) r[1]))
                 .subscribe(e -> wake(e.getKey()), err -> log.debug("inventory check failed: " + err.getMessage()));
     }
 

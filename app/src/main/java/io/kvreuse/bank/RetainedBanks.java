@@ -205,34 +205,51 @@ public class RetainedBanks {
 
     /** After a clean exit the bank goes with its owner. */
     public Mono<Void> dropAfterExit(UUID incarnationId) {
+        return drop(incarnationId, "system", "OWNER_EXITED", "owner exited cleanly")
+                .then();
+    }
+
+    /**
+     * Operator cleanup of an incarnation that did not exit cleanly: its banks are unpublished and
+     * dropped (inside the caller's transaction when there is one). Returns how many banks were dropped.
+     */
+    public Mono<Long> dropForCleanup(UUID incarnationId, String actor, String reason) {
+        return drop(incarnationId, actor, "RECLAIMED", reason);
+    }
+
+    private Mono<Long> drop(UUID incarnationId, String actor, String unpublishedReason, String reason) {
         return db.sql("SELECT bank_id FROM retained_bank WHERE incarnation_id = :id AND state <> 'DROPPED'")
                 .bind("id", incarnationId)
                 .map((row, meta) -> row.get("bank_id", UUID.class))
                 .all()
+                .collectList()
+                .flatMapMany(reactor.core.publisher.Flux::fromIterable)
                 .concatMap(bankId -> {
                     ChangeSet changes = new ChangeSet();
                     changes.add(IndexOp.of(IndexOp.Kind.DROP, 0));
                     return store.bank(bankId, true)
                             .flatMap(bank -> db.sql(
-                                            "UPDATE retained_bank SET state = 'DROPPED', unpublished_reason = 'OWNER_EXITED', "
+                                            "UPDATE retained_bank SET state = 'DROPPED', unpublished_reason = :why, "
                                                     + "state_changed_at = now() WHERE bank_id = :b")
+                                    .bind("why", unpublishedReason)
                                     .bind("b", bankId)
                                     .then()
                                     .then(audit.record(new AuditEntry(
-                                            "system",
+                                            actor,
                                             "bank",
                                             bankId.toString(),
                                             "TRANSITION",
                                             bank.state().name(),
                                             BankState.DROPPED.name(),
                                             null,
-                                            "owner exited cleanly",
+                                            reason,
                                             Map.of()))))
                             .then(Mono.defer(() -> store.appendFeed(bankId, changes)))
                             .as(tx::transactional)
-                            .doOnSuccess(v -> events.publishEvent(new BankChanged(bankId)));
+                            .doOnSuccess(v -> events.publishEvent(new BankChanged(bankId)))
+                            .thenReturn(1L);
                 })
-                .then();
+                .count();
     }
 
     /** Catches up publication with owner states changed where no event reached this replica. */

@@ -29,10 +29,14 @@ public class PgNotifications implements SmartLifecycle {
     public static final String INVENTORY = "kvreuse_inventory";
     /** Channel of incarnation, domain and cost-model changes; the payload names the row. */
     public static final String FLEET = "kvreuse_fleet";
+    /** Channel of engine commands; the payload is the incarnation id that has new commands. */
+    public static final String COMMANDS = "kvreuse_commands";
+    /** Channel of transfer orders; the payload is the host whose agent has a new order. */
+    public static final String ORDERS = "kvreuse_orders";
     /** Pseudo-channel emitted after a (re)connect. */
     public static final String RESYNC = "";
 
-    private static final List<String> CHANNELS = List.of(SETTINGS, INVENTORY, FLEET);
+    private static final List<String> CHANNELS = List.of(SETTINGS, INVENTORY, FLEET, COMMANDS, ORDERS);
     private static final Log log = LogFactory.getLog(PgNotifications.class);
 
     private final ConnectionFactory factory;

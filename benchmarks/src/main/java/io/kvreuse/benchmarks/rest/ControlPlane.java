@@ -31,8 +31,14 @@ final class ControlPlane implements AutoCloseable {
             port = s.getLocalPort();
         }
         String operator = "kvr_bench-operator-" + System.nanoTime();
-        ProcessBuilder pb = new ProcessBuilder(
-                        List.of(java, "-Xms1g", "-Xmx1g", "--enable-native-access=ALL-UNNAMED", "-jar", jar.toString()))
+        List<String> command =
+                new java.util.ArrayList<>(List.of(java, "-Xms1g", "-Xmx1g", "--enable-native-access=ALL-UNNAMED"));
+        String recording = System.getProperty("kvreuse.bench.jfr");
+        if (recording != null) {
+            command.add("-XX:StartFlightRecording=filename=" + recording + ",settings=profile,dumponexit=true");
+        }
+        command.addAll(List.of("-jar", jar.toString()));
+        ProcessBuilder pb = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(home.resolve("control-plane.log").toFile());
         pb.environment().put("KVREUSE_HOME", home.toString());

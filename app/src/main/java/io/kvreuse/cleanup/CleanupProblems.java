@@ -1,0 +1,46 @@
+package io.kvreuse.cleanup;
+
+import io.kvreuse.error.KvReuseException;
+import io.kvreuse.error.ProblemKind;
+import java.util.List;
+import java.util.UUID;
+
+/** Cleanup's problems, each with its stable slug. */
+final class CleanupProblems {
+
+    private CleanupProblems() {}
+
+    static KvReuseException noSuchPlan(UUID id) {
+        return new KvReuseException(
+                        ProblemKind.NOT_FOUND, "no-such-cleanup-plan", "No such cleanup plan", "no plan " + id)
+                .with("planId", id);
+    }
+
+    static KvReuseException executed(UUID id) {
+        return new KvReuseException(
+                        ProblemKind.CONFLICT,
+                        "cleanup-plan-executed",
+                        "Plan already executed",
+                        "plan " + id + " was executed before")
+                .with("planId", id);
+    }
+
+    static KvReuseException stale(UUID id) {
+        return new KvReuseException(
+                        ProblemKind.CONFLICT,
+                        "cleanup-plan-stale",
+                        "Plan is stale",
+                        "what plan " + id + " would release changed since it was made; make a new plan")
+                .with("planId", id);
+    }
+
+    static KvReuseException attestationRequired(UUID id, List<String> blockers) {
+        return new KvReuseException(
+                        ProblemKind.REFUSED,
+                        "quiescence-attestation-required",
+                        "Quiescence not proven",
+                        "transfers of plan " + id + " are not proven quiesced; attest quiescence to execute")
+                .with("planId", id)
+                .with("blockers", blockers);
+    }
+}

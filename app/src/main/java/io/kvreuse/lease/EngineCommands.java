@@ -1,0 +1,114 @@
+package io.kvreuse.lease;
+
+import io.kvreuse.incarnation.Incarnations;
+import io.kvreuse.security.ApiPrincipal;
+import io.kvreuse.store.PgNotifications;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.reactive.TransactionalOperator;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The engine command channel: long polls that hand out an incarnation's open commands and hide them
+ * for {@code redeliverAfter}, and acknowledgements that act on the lease. Engines must treat a
+ * command id they already handled as done (a command is handed out again until acknowledged).
+ */
+@Service
+public class EngineCommands {
+
+    private final Incarnations incarnations;
+    private final CommandStore commands;
+    private final LeaseStore leases;
+    private final CommandAcks acks;
+    private final LeaseMetrics metrics;
+    private final LongPoll longPoll;
+    private final TransactionalOperator tx;
+    private final LeaseProperties props;
+    private final java.time.Clock clock;
+
+    EngineCommands(
+            Incarnations incarnations,
+            CommandStore commands,
+            LeaseStore leases,
+            CommandAcks acks,
+            LeaseMetrics metrics,
+            LongPoll longPoll,
+            TransactionalOperator tx,
+            LeaseProperties props,
+            java.time.Clock clock) {
+        this.incarnations = incarnations;
+        this.commands = commands;
+        this.leases = leases;
+        this.acks = acks;
+        this.metrics = metrics;
+        this.longPoll = longPoll;
+        this.tx = tx;
+        this.props = props;
+        this.clock = clock;
+    }
+
+    /** Lease tuning that is not an operator setting. */
+    @ConfigurationProperties("kvreuse.leases")
+    record LeaseProperties(
+            Duration commandRedelivery,
+            Duration orderVisibility,
+            int pollBatch,
+            Duration sweepInterval,
+            int sweepBatch) {
+        LeaseProperties {
+            commandRedelivery = commandRedelivery == null ? Duration.ofSeconds(2) : commandRedelivery;
+            orderVisibility = orderVisibility == null ? Duration.ofSeconds(5) : orderVisibility;
+            pollBatch = pollBatch <= 0 ? 64 : pollBatch;
+            sweepInterval = sweepInterval == null ? Duration.ofMillis(500) : sweepInterval;
+            sweepBatch = sweepBatch <= 0 ? 500 : sweepBatch;
+        }
+    }
+
+    /** Open commands of an incarnation the principal owns, waiting up to {@code wait} for some. */
+    public Mono<List<EngineCommand>> poll(UUID incarnationId, Duration wait, ApiPrincipal principal) {
+        return incarnations
+                .requireOwned(incarnationId, principal)
+                .then(longPoll.poll(
+                        PgNotifications.COMMANDS, incarnationId.toString(), wait, () -> claim(incarnationId)));
+    }
+
+    private Mono<List<EngineCommand>> claim(UUID incarnationId) {
+        Instant now = clock.instant();
+        return commands.claim(incarnationId, now, now.plus(props.commandRedelivery()), props.pollBatch())
+                .collectList()
+                .flatMapMany(Flux::fromIterable)
+                .concatMap(c -> leases.find(c.leaseId()).map(l -> EngineCommand.of(c, l)))
+                .collectList()
+                .as(tx::transactional);
+    }
+
+    /** Acknowledges a command; idempotent. A stale {@code fencingEpoch} is refused (409) and counted. */
+    public Mono<EngineCommand.Ack> ack(
+            UUID incarnationId,
+            UUID commandId,
+            boolean ok,
+            long epoch,
+            @Nullable String detail,
+            ApiPrincipal principal) {
+        return incarnations.requireOwned(incarnationId, principal).flatMap(inc -> {
+            if (inc.fencingEpoch() != epoch) {
+                metrics.stale("incarnation");
+                return Mono.error(LeaseProblems.staleEpoch("incarnation " + incarnationId, epoch, inc.fencingEpoch()));
+            }
+            return commands.find(commandId)
+                    .filter(c -> c.incarnationId().equals(incarnationId))
+                    .switchIfEmpty(Mono.error(() -> LeaseProblems.noSuchCommand(commandId)))
+                    .flatMap(c -> leases.lock(c.leaseId())
+                            .flatMap(lease -> commands.lock(commandId)
+                                    .flatMap(locked -> acks.apply(locked, lease, ok, detail, principal.actor()))))
+                    .as(tx::transactional)
+                    .flatMap(r -> r.after() == null ? Mono.just(r.ack()) : Mono.error(r.after()));
+        });
+    }
+}

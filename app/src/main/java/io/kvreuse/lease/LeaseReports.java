@@ -1,0 +1,221 @@
+package io.kvreuse.lease;
+
+import io.kvreuse.error.KvReuseException;
+import io.kvreuse.error.ProblemKind;
+import io.kvreuse.security.ApiPrincipal;
+import io.kvreuse.security.Role;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
+import org.springframework.dao.DataIntegrityViolationException;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.reactive.TransactionalOperator;
+import reactor.core.publisher.Mono;
+
+/**
+ * The target engine's reports (destination, commit, abort) and quiescence evidence, each one
+ * transaction with the lease row locked. Another engine's lease answers 404; a stale reporter
+ * epoch 409 {@code stale-epoch}; a lease made under epochs that are no longer current 409 {@code
+ * lease-fenced}.
+ */
+@Service
+class LeaseReports {
+
+    private final LeaseStore leases;
+    private final HoldStore holds;
+    private final CommandStore commands;
+    private final LeaseLedger ledger;
+    private final Leases views;
+    private final PartyChecks parties;
+    private final LeaseMetrics metrics;
+    private final TransactionalOperator tx;
+
+    LeaseReports(
+            LeaseStore leases,
+            HoldStore holds,
+            CommandStore commands,
+            LeaseLedger ledger,
+            Leases views,
+            PartyChecks parties,
+            LeaseMetrics metrics,
+            TransactionalOperator tx) {
+        this.leases = leases;
+        this.holds = holds;
+        this.commands = commands;
+        this.ledger = ledger;
+        this.views = views;
+        this.parties = parties;
+        this.metrics = metrics;
+        this.tx = tx;
+    }
+
+    Mono<LeaseView> destination(UUID id, LeaseRequests.DestinationRequest req, ApiPrincipal p) {
+        return locked(
+                        id,
+                        lease -> parties.target(lease, p, req.fencingEpoch())
+                                .flatMap(target -> leases.tp(lease.domainId()).flatMap(tp -> {
+                                    validate(req, tp, lease.fetchBlocks());
+                                    if (lease.state() != LeaseState.PROPOSED
+                                            && lease.state() != LeaseState.SOURCE_PINNED) {
+                                        return Mono.error(LeaseProblems.wrongState(id, lease.state(), "a destination"));
+                                    }
+                                    return parties.current(lease)
+                                            .then(holds.destinations(id).collectList())
+                                            .flatMap(existing -> existing.isEmpty()
+                                                    ? allocate(lease, req, p.actor())
+                                                            .then(ledger.orderWhenReady(lease, tp))
+                                                    : same(existing, req)
+                                                            ? Mono.empty()
+                                                            : Mono.error(LeaseProblems.destinationDiffers(id)));
+                                })))
+                .onErrorMap(DataIntegrityViolationException.class, e -> LeaseProblems.destinationOverlap(id))
+                .then(views.view(id));
+    }
+
+    private Mono<Void> allocate(LeaseRow lease, LeaseRequests.DestinationRequest req, String actor) {
+        return reactor.core.publisher.Flux.fromIterable(req.ranks())
+                .concatMap(r -> holds.insertDestination(
+                        lease.leaseId(),
+                        r.rank(),
+                        lease.targetId(),
+                        r.regionRef(),
+                        SlotRuns.of(r.slots()),
+                        ledger.now()))
+                .then(ledger.auditAction(
+                        lease,
+                        actor,
+                        "DESTINATION_ALLOCATED",
+                        null,
+                        Map.of("ranks", req.ranks().size())));
+    }
+
+    private static void validate(LeaseRequests.DestinationRequest req, int tp, int blocks) {
+        Set<Integer> ranks =
+                req.ranks().stream().map(LeaseRequests.RankDestination::rank).collect(Collectors.toSet());
+        if (ranks.size() != req.ranks().size()
+                || ranks.size() != tp
+                || !ranks.stream().allMatch(r -> r < tp)) {
+            throw LeaseProblems.invalid("a destination has exactly one entry per rank 0.." + (tp - 1));
+        }
+        for (LeaseRequests.RankDestination r : req.ranks()) {
+            String problem = SlotRuns.problem(SlotRuns.of(r.slots()), blocks);
+            if (problem != null) {
+                throw LeaseProblems.invalid("rank " + r.rank() + ": " + problem);
+            }
+        }
+    }
+
+    private static boolean same(List<HoldStore.Destination> existing, LeaseRequests.DestinationRequest req) {
+        Map<Integer, LeaseRequests.RankDestination> byRank =
+                req.ranks().stream().collect(Collectors.toMap(LeaseRequests.RankDestination::rank, r -> r));
+        return existing.size() == req.ranks().size()
+                && existing.stream().allMatch(d -> {
+                    LeaseRequests.RankDestination r = byRank.get(d.rank());
+                    return r != null
+                            && r.regionRef().equals(d.regionRef())
+                            && SlotRuns.json(SlotRuns.of(r.slots())).equals(SlotRuns.json(d.runs()));
+                });
+    }
+
+    Mono<LeaseView> commit(UUID id, LeaseRequests.CommitRequest req, ApiPrincipal p) {
+        return locked(
+                        id,
+                        lease -> parties.target(lease, p, req.fencingEpoch()).flatMap(target -> {
+                            if (req.committedBlocks() > lease.fetchBlocks()) {
+                                return Mono.error(LeaseProblems.invalid("committedBlocks " + req.committedBlocks()
+                                        + " exceeds the " + lease.fetchBlocks() + " fetched"));
+                            }
+                            if ("COMMITTED".equals(lease.outcome())
+                                    && Objects.equals(lease.committedBlocks(), req.committedBlocks())) {
+                                return Mono.empty();
+                            }
+                            if (lease.state() != LeaseState.DELIVERED) {
+                                return Mono.error(LeaseProblems.wrongState(id, lease.state(), "a commit"));
+                            }
+                            if (target.epoch() != lease.targetEpoch()) {
+                                metrics.stale("lease");
+                                return Mono.error(
+                                        LeaseProblems.leaseFenced(id, "target", lease.targetEpoch(), target.epoch()));
+                            }
+                            return leases.committed(id, req.committedBlocks())
+                                    .then(commands.settle(id, "DELIVERED", "committed", ledger.now()))
+                                    .then(ledger.move(lease, LeaseState.COMMITTED, p.actor(), "COMMITTED", null))
+                                    .flatMap(c -> ledger.release(c, p.actor(), "COMMITTED", null))
+                                    .doOnSuccess(r -> metrics.committed(req.committedBlocks()))
+                                    .then();
+                        }))
+                .then(views.view(id));
+    }
+
+    /** The target gives up (or an operator forces it): released at once unless a transfer may be writing. */
+    Mono<LeaseView> abort(UUID id, LeaseRequests.AbortRequest req, ApiPrincipal p) {
+        String reason = req.reason() == null || req.reason().isBlank()
+                ? "aborted"
+                : req.reason().strip();
+        return locked(
+                        id,
+                        lease -> parties.target(lease, p, req.fencingEpoch()).flatMap(target -> switch (lease.state()) {
+                            case PROPOSED, SOURCE_PINNED, DELIVERED ->
+                                ledger.move(lease, LeaseState.FAILED, p.actor(), "ABORTED", reason)
+                                        .flatMap(f -> ledger.release(f, p.actor(), "ABORTED", null))
+                                        .then();
+                            case TRANSFERRING ->
+                                ledger.move(lease, LeaseState.UNCERTAIN, p.actor(), "ABORTED", reason)
+                                        .then();
+                            default -> Mono.<Void>empty();
+                        }))
+                .then(views.view(id));
+    }
+
+    /** Quiescence evidence for one side; with both sides quiesced a maybe-writing lease fails and releases. */
+    Mono<LeaseView> quiesced(UUID id, LeaseRequests.QuiescedRequest req, ApiPrincipal p) {
+        boolean source = req.side() == LeaseRequests.Side.SOURCE;
+        return locked(
+                        id,
+                        lease -> parties.quiescenceWitness(lease, source, p, req.fencingEpoch())
+                                .then(leases.quiesced(id, source, !source))
+                                .then(ledger.auditAction(
+                                        lease,
+                                        p.actor(),
+                                        "QUIESCED",
+                                        req.evidence(),
+                                        Map.of("side", req.side().name())))
+                                .then(Mono.defer(() -> {
+                                    boolean both = (lease.sourceQuiesced() || source)
+                                            && (lease.destinationQuiesced() || !source);
+                                    if (!both || !lease.state().mayBeWriting()) {
+                                        return Mono.<Void>empty();
+                                    }
+                                    return ledger.move(
+                                                    lease,
+                                                    LeaseState.FAILED,
+                                                    p.actor(),
+                                                    null,
+                                                    "transfer quiesced on both sides")
+                                            .flatMap(f -> ledger.release(
+                                                    f, p.actor(), f.outcome() == null ? "FAILED" : f.outcome(), null))
+                                            .then();
+                                })))
+                .then(views.view(id));
+    }
+
+    private Mono<Void> locked(UUID id, java.util.function.Function<LeaseRow, Mono<Void>> action) {
+        return leases.lock(id)
+                .switchIfEmpty(Mono.error(() -> LeaseProblems.noSuchLease(id)))
+                .flatMap(action)
+                .as(tx::transactional);
+    }
+
+    static KvReuseException notAParty(UUID id, @Nullable Role role) {
+        return new KvReuseException(
+                        ProblemKind.FORBIDDEN,
+                        "not-lease-party",
+                        "Not a party to the lease",
+                        "this caller may not report on lease " + id)
+                .with("role", role);
+    }
+}

@@ -1,0 +1,120 @@
+package io.kvreuse.lease;
+
+import io.r2dbc.postgresql.codec.Json;
+import io.r2dbc.spi.Readable;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.UUID;
+import org.jspecify.annotations.Nullable;
+
+/** A lease row as stored (read under its row lock when it is about to change). */
+record LeaseRow(
+        UUID leaseId,
+        String requestId,
+        LeaseState state,
+        @Nullable String outcome,
+        @Nullable String reason,
+        String domainId,
+        UUID donorId,
+        long donorEpoch,
+        UUID bankId,
+        long bankEpoch,
+        UUID targetId,
+        long targetEpoch,
+        int localPrefixBlocks,
+        int fetchBlocks,
+        long[] seqHashes,
+        int[][] sourceRuns,
+        String transportClass,
+        double predictedTransferMs,
+        double predictedRecomputeMs,
+        @Nullable Integer committedBlocks,
+        boolean sourceQuiesced,
+        boolean destinationQuiesced,
+        Instant createdAt,
+        Instant ttlDeadline,
+        Instant transferDeadline,
+        Instant abandonDeadline,
+        Instant stateChangedAt,
+        long version) {
+
+    static LeaseRow of(Readable r) {
+        Long[] hashes = r.get("seq_hashes", Long[].class);
+        long[] h = new long[hashes == null ? 0 : hashes.length];
+        for (int i = 0; i < h.length; i++) {
+            h[i] = hashes[i];
+        }
+        Json runs = r.get("source_slot_runs", Json.class);
+        return new LeaseRow(
+                r.get("lease_id", UUID.class),
+                r.get("request_id", String.class),
+                LeaseState.valueOf(r.get("state", String.class)),
+                r.get("outcome", String.class),
+                r.get("reason", String.class),
+                r.get("domain_id", String.class),
+                r.get("donor_incarnation_id", UUID.class),
+                r.get("donor_epoch", Long.class),
+                r.get("bank_id", UUID.class),
+                r.get("bank_epoch", Long.class),
+                r.get("target_incarnation_id", UUID.class),
+                r.get("target_epoch", Long.class),
+                r.get("local_prefix_blocks", Integer.class),
+                r.get("fetch_blocks", Integer.class),
+                h,
+                runs == null ? new int[0][] : SlotRuns.parse(runs.asString()),
+                r.get("transport_class", String.class),
+                r.get("predicted_transfer_ms", Double.class),
+                r.get("predicted_recompute_ms", Double.class),
+                r.get("committed_blocks", Integer.class),
+                Boolean.TRUE.equals(r.get("source_quiesced", Boolean.class)),
+                Boolean.TRUE.equals(r.get("destination_quiesced", Boolean.class)),
+                at(r, "created_at"),
+                at(r, "ttl_deadline"),
+                at(r, "transfer_deadline"),
+                at(r, "abandon_deadline"),
+                at(r, "state_changed_at"),
+                r.get("version", Long.class));
+    }
+
+    private static Instant at(Readable r, String column) {
+        return r.get(column, OffsetDateTime.class).toInstant();
+    }
+
+    /** The same lease after a move to {@code to}. */
+    LeaseRow moved(LeaseState to, @Nullable String newOutcome, @Nullable String newReason, Instant now) {
+        return new LeaseRow(
+                leaseId,
+                requestId,
+                to,
+                newOutcome == null ? outcome : newOutcome,
+                newReason == null ? reason : newReason,
+                domainId,
+                donorId,
+                donorEpoch,
+                bankId,
+                bankEpoch,
+                targetId,
+                targetEpoch,
+                localPrefixBlocks,
+                fetchBlocks,
+                seqHashes,
+                sourceRuns,
+                transportClass,
+                predictedTransferMs,
+                predictedRecomputeMs,
+                committedBlocks,
+                sourceQuiesced,
+                destinationQuiesced,
+                createdAt,
+                ttlDeadline,
+                transferDeadline,
+                abandonDeadline,
+                now,
+                version + 1);
+    }
+
+    /** The source slot of every fetched block, in order. */
+    int[] sourceSlots() {
+        return SlotRuns.expand(sourceRuns, fetchBlocks);
+    }
+}

@@ -1,0 +1,171 @@
+package io.kvreuse.lease;
+
+import io.kvreuse.incarnation.IncarnationState;
+import io.kvreuse.incarnation.Incarnations;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.reactive.TransactionalOperator;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Lease deadlines, as of the injected clock, on one replica at a time (a transaction-level advisory
+ * lock; every move is also conditional under the lease's row lock, so overlapping sweeps are
+ * harmless). PROPOSED past its TTL expires (or releases what a few ranks pinned); a source pinned
+ * but never transferred is released; a transfer past its deadline becomes UNCERTAIN and keeps
+ * every pin and allocation — no timer ever releases it; a delivery never committed is abandoned.
+ * A LOST incarnation still party to unfinished leases moves to RECLAIM_PENDING.
+ */
+@Component
+public class LeaseSweeper {
+
+    /** The advisory lock key of the lease sweeper ("kvrlease"). */
+    static final long LOCK_KEY = 0x6b76726c65617365L;
+
+    static final String ACTOR = "system:lease-sweeper";
+    private static final Log log = LogFactory.getLog(LeaseSweeper.class);
+
+    private final DatabaseClient db;
+    private final TransactionalOperator tx;
+    private final LeaseStore leases;
+    private final LeaseLedger ledger;
+    private final OrderWriter orders;
+    private final Incarnations incarnations;
+    private final EngineCommands.LeaseProperties props;
+
+    LeaseSweeper(
+            DatabaseClient db,
+            TransactionalOperator tx,
+            LeaseStore leases,
+            LeaseLedger ledger,
+            OrderWriter orders,
+            Incarnations incarnations,
+            EngineCommands.LeaseProperties props) {
+        this.db = db;
+        this.tx = tx;
+        this.leases = leases;
+        this.ledger = ledger;
+        this.orders = orders;
+        this.incarnations = incarnations;
+        this.props = props;
+    }
+
+    /** What one sweep did: whether it held the lock, the leases it moved, incarnations sent to RECLAIM_PENDING. */
+    public record SweepResult(boolean ran, List<UUID> leasesMoved, List<UUID> reclaimPending) {}
+
+    @Scheduled(
+            fixedDelayString = "${kvreuse.leases.sweep-interval:500ms}",
+            initialDelayString = "${kvreuse.leases.sweep-interval:500ms}")
+    void scheduledSweep() {
+        sweepOnce().subscribe(null, e -> log.warn("lease sweep failed; retrying next interval: " + e));
+    }
+
+    /** One sweep now, as of the injected clock. */
+    public Mono<SweepResult> sweepOnce() {
+        return Mono.defer(() -> {
+            Instant now = ledger.now();
+            List<UUID> moved = new ArrayList<>();
+            List<UUID> reclaim = new ArrayList<>();
+            Mono<Boolean> sweep = tryLock()
+                    .flatMap(locked -> !locked
+                            ? Mono.just(false)
+                            : due(now).concatMap(id -> leases.lock(id)
+                                            .flatMap(row -> expire(row, now))
+                                            .doOnNext(moved::add))
+                                    .then(lostParties()
+                                            .concatMap(this::reclaimPending)
+                                            .doOnNext(reclaim::add)
+                                            .then())
+                                    .thenReturn(true));
+            return sweep.as(tx::transactional)
+                    .map(ran -> new SweepResult(ran, List.copyOf(moved), List.copyOf(reclaim)));
+        });
+    }
+
+    private Mono<Boolean> tryLock() {
+        return db.sql("SELECT pg_try_advisory_xact_lock(:key) AS locked")
+                .bind("key", LOCK_KEY)
+                .map((r, m) -> Boolean.TRUE.equals(r.get("locked", Boolean.class)))
+                .one();
+    }
+
+    private Flux<UUID> due(Instant now) {
+        return db.sql("""
+                        SELECT lease_id FROM lease
+                        WHERE (state = 'PROPOSED' AND ttl_deadline < :now)
+                           OR (state IN ('SOURCE_PINNED', 'TRANSFERRING') AND transfer_deadline < :now)
+                           OR (state = 'DELIVERED' AND abandon_deadline < :now)
+                        ORDER BY lease_id LIMIT :batch
+                        """)
+                .bind("now", LeaseStore.at(now))
+                .bind("batch", props.sweepBatch())
+                .map((r, m) -> r.get("lease_id", UUID.class))
+                .all()
+                .collectList()
+                .flatMapMany(Flux::fromIterable);
+    }
+
+    /** Applies the deadline that passed; the row was re-read under its lock, so the state is current. */
+    private Mono<UUID> expire(LeaseRow row, Instant now) {
+        Mono<LeaseRow> moved = switch (row.state()) {
+            case PROPOSED ->
+                row.ttlDeadline().isBefore(now)
+                        ? ledger.holdsAnything(row)
+                                .flatMap(held -> held
+                                        ? ledger.release(row, ACTOR, "EXPIRED", "lease TTL passed")
+                                        : ledger.expire(row, ACTOR, "lease TTL passed"))
+                        : Mono.empty();
+            case SOURCE_PINNED ->
+                row.transferDeadline().isBefore(now)
+                        ? ledger.release(row, ACTOR, "EXPIRED", "source pinned but never transferred")
+                        : Mono.empty();
+            case TRANSFERRING ->
+                row.transferDeadline().isBefore(now)
+                        ? ledger.move(row, LeaseState.UNCERTAIN, ACTOR, null, "transfer deadline passed")
+                                .flatMap(u ->
+                                        orders.state(row.leaseId(), "UNCERTAIN").thenReturn(u))
+                        : Mono.empty();
+            case DELIVERED ->
+                row.abandonDeadline().isBefore(now)
+                        ? ledger.move(row, LeaseState.FAILED, ACTOR, "ABANDONED", "delivered but never committed")
+                                .flatMap(f -> ledger.release(f, ACTOR, "ABANDONED", null))
+                        : Mono.empty();
+            default -> Mono.empty();
+        };
+        return moved.map(LeaseRow::leaseId);
+    }
+
+    private Flux<UUID> lostParties() {
+        return db.sql("""
+                        SELECT DISTINCT i.incarnation_id FROM engine_incarnation i JOIN lease l
+                          ON i.incarnation_id IN (l.donor_incarnation_id, l.target_incarnation_id)
+                        WHERE i.state = 'LOST'
+                          AND l.state IN ('SOURCE_PINNED', 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')
+                        LIMIT :batch
+                        """)
+                .bind("batch", props.sweepBatch())
+                .map((r, m) -> r.get("incarnation_id", UUID.class))
+                .all()
+                .collectList()
+                .flatMapMany(Flux::fromIterable);
+    }
+
+    private Mono<UUID> reclaimPending(UUID id) {
+        return incarnations
+                .transition(
+                        id,
+                        IncarnationState.LOST,
+                        IncarnationState.RECLAIM_PENDING,
+                        ACTOR,
+                        "lost while party to leases that may hold memory")
+                .map(c -> id)
+                .onErrorResume(io.kvreuse.incarnation.IllegalTransitionException.class, e -> Mono.empty());
+    }
+}

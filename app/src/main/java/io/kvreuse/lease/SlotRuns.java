@@ -1,0 +1,85 @@
+package io.kvreuse.lease;
+
+import java.util.Arrays;
+import java.util.List;
+
+/** Slot runs {@code [[start, count], …]}: their JSON form, validation and expansion. */
+final class SlotRuns {
+
+    private SlotRuns() {}
+
+    static int[][] parse(String json) {
+        String body = json.replaceAll("\\s", "");
+        if (body.equals("[]")) {
+            return new int[0][];
+        }
+        String[] pairs = body.substring(2, body.length() - 2).split("\\],\\[");
+        int[][] runs = new int[pairs.length][];
+        for (int i = 0; i < pairs.length; i++) {
+            String[] p = pairs[i].split(",");
+            runs[i] = new int[] {Integer.parseInt(p[0]), Integer.parseInt(p[1])};
+        }
+        return runs;
+    }
+
+    static String json(int[][] runs) {
+        StringBuilder s = new StringBuilder("[");
+        for (int i = 0; i < runs.length; i++) {
+            s.append(i == 0 ? "[" : ",[")
+                    .append(runs[i][0])
+                    .append(',')
+                    .append(runs[i][1])
+                    .append(']');
+        }
+        return s.append(']').toString();
+    }
+
+    static int[][] of(List<List<Integer>> runs) {
+        return runs.stream()
+                .map(r -> r.stream().mapToInt(Integer::intValue).toArray())
+                .toArray(int[][]::new);
+    }
+
+    static List<List<Integer>> list(int[][] runs) {
+        return Arrays.stream(runs).map(r -> List.of(r[0], r[1])).toList();
+    }
+
+    static long total(int[][] runs) {
+        long n = 0;
+        for (int[] r : runs) {
+            n += r[1];
+        }
+        return n;
+    }
+
+    /** Problems of a destination's runs (pairs, non-negative starts, positive counts, no overlap), or null. */
+    static @org.jspecify.annotations.Nullable String problem(int[][] runs, int expectedBlocks) {
+        for (int[] r : runs) {
+            if (r.length != 2 || r[0] < 0 || r[1] < 1 || (long) r[0] + r[1] > Integer.MAX_VALUE) {
+                return "every run is [start >= 0, count >= 1]";
+            }
+        }
+        if (total(runs) != expectedBlocks) {
+            return "the runs cover " + total(runs) + " slots; the lease fetches " + expectedBlocks + " blocks";
+        }
+        int[][] sorted = runs.clone();
+        Arrays.sort(sorted, (a, b) -> Integer.compare(a[0], b[0]));
+        for (int i = 1; i < sorted.length; i++) {
+            if (sorted[i - 1][0] + sorted[i - 1][1] > sorted[i][0]) {
+                return "runs overlap";
+            }
+        }
+        return null;
+    }
+
+    static int[] expand(int[][] runs, int limit) {
+        int[] slots = new int[limit];
+        int i = 0;
+        for (int[] r : runs) {
+            for (int k = 0; k < r[1] && i < limit; k++) {
+                slots[i++] = r[0] + k;
+            }
+        }
+        return i == limit ? slots : Arrays.copyOf(slots, i);
+    }
+}

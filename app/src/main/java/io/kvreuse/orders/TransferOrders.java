@@ -1,0 +1,227 @@
+package io.kvreuse.orders;
+
+import io.kvreuse.error.KvReuseException;
+import io.kvreuse.error.ProblemKind;
+import io.kvreuse.lease.Leases;
+import io.kvreuse.lease.LongPoll;
+import io.kvreuse.security.ApiPrincipal;
+import io.kvreuse.store.PgNotifications;
+import io.r2dbc.postgresql.codec.Json;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.reactive.TransactionalOperator;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The per-host order queue and part reports. Orders are claimed with {@code FOR UPDATE SKIP
+ * LOCKED}, so two pollers — on one replica or two — never receive the same order; a claimed order
+ * that no part report acknowledged within the visibility timeout ({@code
+ * kvreuse.leases.order-visibility}, default 5 s) is handed out again, to cover an agent that died
+ * between claim and first report. The lease row is locked before any part row, like every lease change.
+ */
+@Service
+public class TransferOrders {
+
+    private static final Set<String> FINAL = Set.of("DONE", "FAILED", "QUIESCED");
+    private static final TypeReference<Map<String, Object>> MAP = new TypeReference<>() {};
+
+    private final DatabaseClient db;
+    private final TransactionalOperator tx;
+    private final NodeAgents agents;
+    private final Leases leases;
+    private final LongPoll longPoll;
+    private final JsonMapper json;
+    private final Clock clock;
+    private final Duration visibility;
+
+    TransferOrders(
+            DatabaseClient db,
+            TransactionalOperator tx,
+            NodeAgents agents,
+            Leases leases,
+            LongPoll longPoll,
+            JsonMapper json,
+            Clock clock,
+            @Value("${kvreuse.leases.order-visibility:5s}") Duration visibility) {
+        this.db = db;
+        this.tx = tx;
+        this.agents = agents;
+        this.leases = leases;
+        this.longPoll = longPoll;
+        this.json = json;
+        this.clock = clock;
+        this.visibility = visibility;
+    }
+
+    public Mono<List<TransferOrder>> poll(String hostId, Duration wait, ApiPrincipal p) {
+        return agents.requireOwner(hostId, p)
+                .then(longPoll.poll(PgNotifications.ORDERS, hostId, wait, () -> claim(hostId, p.actor())));
+    }
+
+    private record Claimed(UUID orderId, UUID leaseId, String hostId, String donorHost, int claims) {}
+
+    private Mono<List<TransferOrder>> claim(String hostId, String actor) {
+        Instant now = clock.instant();
+        return db.sql("""
+                        WITH due AS (
+                            SELECT o.order_id FROM transfer_order o JOIN lease l ON l.lease_id = o.lease_id
+                            WHERE o.host_id = :h
+                              AND (o.state = 'QUEUED' OR (o.state = 'CLAIMED' AND o.acked_at IS NULL AND o.claimed_at < :stale))
+                            ORDER BY o.created_at LIMIT 32
+                            FOR UPDATE OF o, l SKIP LOCKED)
+                        UPDATE transfer_order o SET state = 'CLAIMED', claimed_at = :now, claimed_by = :by, claims = o.claims + 1
+                        FROM due WHERE o.order_id = due.order_id
+                        RETURNING o.order_id, o.lease_id, o.host_id, o.donor_host_id, o.claims
+                        """)
+                .bind("h", hostId)
+                .bind("stale", now.minus(visibility).atOffset(ZoneOffset.UTC))
+                .bind("now", now.atOffset(ZoneOffset.UTC))
+                .bind("by", actor)
+                .map((r, m) -> new Claimed(
+                        r.get("order_id", UUID.class),
+                        r.get("lease_id", UUID.class),
+                        r.get("host_id", String.class),
+                        String.valueOf(r.get("donor_host_id", String.class)),
+                        r.get("claims", Integer.class)))
+                .all()
+                .collectList()
+                .flatMapMany(Flux::fromIterable)
+                .concatMap(c -> leases.orderClaimed(c.leaseId(), actor).then(order(c)))
+                .collectList()
+                .as(tx::transactional);
+    }
+
+    private Mono<TransferOrder> order(Claimed c) {
+        Mono<List<TransferOrder.Part>> parts = db.sql(
+                        "SELECT rank, source, destination, slot_runs, bytes FROM transfer_part WHERE order_id = :o ORDER BY rank")
+                .bind("o", c.orderId())
+                .map((r, m) -> new TransferOrder.Part(
+                        r.get("rank", Integer.class),
+                        json.readValue(r.get("source", Json.class).asString(), MAP),
+                        json.readValue(r.get("destination", Json.class).asString(), MAP),
+                        json.readValue(
+                                r.get("slot_runs", Json.class).asString(), new TypeReference<List<List<Integer>>>() {}),
+                        r.get("bytes", Long.class)))
+                .all()
+                .collectList();
+        return parts.flatMap(list -> remoteAgents(c, list)
+                .map(remote -> new TransferOrder(c.orderId(), c.leaseId(), c.hostId(), c.claims(), list, remote)));
+    }
+
+    private Mono<List<TransferOrder.RemoteAgent>> remoteAgents(Claimed c, List<TransferOrder.Part> parts) {
+        if (c.donorHost().equals(c.hostId())) {
+            return Mono.just(List.of());
+        }
+        Integer[] ordinals = parts.stream()
+                .map(p -> ((Number) p.source().get("gpuOrdinal")).intValue())
+                .toArray(Integer[]::new);
+        return db.sql("""
+                        SELECT gpu_ordinal, agent_name, metadata FROM nixl_agent_metadata
+                        WHERE host_id = :h AND gpu_ordinal = ANY(:o) ORDER BY gpu_ordinal
+                        """)
+                .bind("h", c.donorHost())
+                .bind("o", ordinals)
+                .map((r, m) -> {
+                    java.nio.ByteBuffer b = r.get("metadata", java.nio.ByteBuffer.class);
+                    byte[] bytes = new byte[b.remaining()];
+                    b.get(bytes);
+                    return new TransferOrder.RemoteAgent(
+                            c.donorHost(),
+                            r.get("gpu_ordinal", Integer.class),
+                            r.get("agent_name", String.class),
+                            Base64.getEncoder().encodeToString(bytes));
+                })
+                .all()
+                .collectList();
+    }
+
+    private record OrderRow(UUID leaseId, String hostId, String donorHost) {}
+
+    /** A part's progress; a report on a part already final answers as is if it says the same, 409 otherwise. */
+    public Mono<TransferOrder.PartAck> report(UUID orderId, int rank, AgentRequests.PartReport req, ApiPrincipal p) {
+        return db.sql("SELECT lease_id, host_id, donor_host_id FROM transfer_order WHERE order_id = :o")
+                .bind("o", orderId)
+                .map((r, m) -> new OrderRow(
+                        r.get("lease_id", UUID.class),
+                        r.get("host_id", String.class),
+                        String.valueOf(r.get("donor_host_id", String.class))))
+                .one()
+                .switchIfEmpty(Mono.error(() -> new KvReuseException(
+                        ProblemKind.NOT_FOUND, "no-such-order", "No such order", "no order " + orderId)))
+                .flatMap(o -> agents.requireOwner(o.hostId(), p)
+                        .onErrorResume(KvReuseException.class, e -> agents.requireOwner(o.donorHost(), p))
+                        .flatMap(epoch -> {
+                            if (req.fencingEpoch() != epoch) {
+                                return Mono.error(NodeAgents.staleEpoch(o.hostId(), req.fencingEpoch(), epoch));
+                            }
+                            return leases.lock(o.leaseId())
+                                    .then(apply(orderId, rank, req))
+                                    .then(leases.partsChanged(o.leaseId(), p.actor()))
+                                    .map(state -> new TransferOrder.PartAck(
+                                            orderId, rank, req.state().name(), state.name()))
+                                    .as(tx::transactional);
+                        }));
+    }
+
+    private Mono<Void> apply(UUID orderId, int rank, AgentRequests.PartReport req) {
+        return db.sql("SELECT state, bytes FROM transfer_part WHERE order_id = :o AND rank = :r FOR UPDATE")
+                .bind("o", orderId)
+                .bind("r", rank)
+                .map((r, m) -> Map.entry(r.get("state", String.class), r.get("bytes", Long.class)))
+                .one()
+                .switchIfEmpty(Mono.error(() -> new KvReuseException(
+                        ProblemKind.NOT_FOUND,
+                        "no-such-part",
+                        "No such order part",
+                        "order " + orderId + " has no rank " + rank)))
+                .flatMap(part -> {
+                    String now = req.state().name();
+                    if (req.bytes() > part.getValue()) {
+                        return Mono.error(
+                                NodeAgents.invalid("bytes " + req.bytes() + " exceeds the part's " + part.getValue()));
+                    }
+                    if (FINAL.contains(part.getKey())) {
+                        return part.getKey().equals(now)
+                                ? Mono.empty()
+                                : Mono.error(new KvReuseException(
+                                                ProblemKind.CONFLICT,
+                                                "part-final",
+                                                "Part already final",
+                                                "rank " + rank + " of order " + orderId + " is already "
+                                                        + part.getKey())
+                                        .with("currentState", part.getKey()));
+                    }
+                    return db.sql("""
+                                    UPDATE transfer_part SET state = :s, bytes_moved = :b, duration_us = :d, native_status = :n,
+                                        detail = :detail, updated_at = :now WHERE order_id = :o AND rank = :r
+                                    """)
+                            .bind("s", now)
+                            .bind("b", req.bytes())
+                            .bind("d", req.durationUs())
+                            .bind("n", io.kvreuse.store.Sql.orNull(req.nativeStatus(), Integer.class))
+                            .bind("detail", io.kvreuse.store.Sql.orNull(req.detail(), String.class))
+                            .bind("now", clock.instant().atOffset(ZoneOffset.UTC))
+                            .bind("o", orderId)
+                            .bind("r", rank)
+                            .then()
+                            .then(db.sql(
+                                            "UPDATE transfer_order SET acked_at = COALESCE(acked_at, :now) WHERE order_id = :o")
+                                    .bind("now", clock.instant().atOffset(ZoneOffset.UTC))
+                                    .bind("o", orderId)
+                                    .then());
+                });
+    }
+}

@@ -1,0 +1,351 @@
+package io.kvreuse.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvreuse.support.IntegrationTest;
+import io.kvreuse.support.LeaseWorld;
+import io.kvreuse.support.MutableClock;
+import io.kvreuse.support.TestTokens;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+@IntegrationTest
+class LeaseLifecycleIntegrationTests {
+
+    @Autowired
+    WebTestClient http;
+
+    @Autowired
+    TestTokens tokens;
+
+    @Autowired
+    MutableClock clock;
+
+    @Autowired
+    DatabaseClient db;
+
+    LeaseWorld w;
+
+    @BeforeEach
+    void world() {
+        w = new LeaseWorld(http, tokens, 2, 3_000, 6_000, 20_000);
+    }
+
+    @AfterEach
+    void restore() {
+        w.restore();
+    }
+
+    @Test
+    void fullLifecycleDeliversCommitsAndReleasesEverythingOnce() {
+        String lease = w.propose();
+        assertThat(w.state(lease)).isEqualTo("PROPOSED");
+        w.destination(lease, 0).expectStatus().isOk();
+        w.pinAll(lease);
+        assertThat(w.state(lease)).isEqualTo("SOURCE_PINNED");
+        assertThat(pinned()).isEqualTo(2L * 8);
+
+        List<Map<String, Object>> orders = w.orders(w.agentToken, w.host, 2000);
+        assertThat(orders).hasSize(1);
+        Map<String, Object> order = orders.getFirst();
+        assertThat(order.get("leaseId")).isEqualTo(lease);
+        assertThat((List<?>) order.get("remoteAgents")).isEmpty();
+        assertThat(w.state(lease)).isEqualTo("TRANSFERRING");
+        w.allParts(order, "DONE");
+        assertThat(w.state(lease)).isEqualTo("DELIVERED");
+
+        List<Map<String, Object>> notices = w.commands(w.target, 2000);
+        assertThat(notices).anySatisfy(c -> {
+            assertThat(c.get("type")).isEqualTo("DELIVERED");
+            assertThat(c.get("leaseId")).isEqualTo(lease);
+        });
+        w.fleet.post(
+                "/api/v1/leases/" + lease + "/commit",
+                w.target.token(),
+                Map.of("fencingEpoch", w.epoch(w.target), "committedBlocks", 8),
+                200);
+        assertThat(w.state(lease)).isEqualTo("RELEASING");
+
+        long epoch = w.epoch(w.donor);
+        List<Map<String, Object>> unpins = w.commands(w.donor, 2000);
+        assertThat(unpins).filteredOn(c -> "UNPIN".equals(c.get("type"))).hasSize(2);
+        for (Map<String, Object> c : unpins) {
+            w.ack(w.donor, c.get("commandId"), true, epoch).expectStatus().isOk();
+            // acknowledging again is idempotent and releases nothing twice
+            w.ack(w.donor, c.get("commandId"), true, epoch)
+                    .expectStatus()
+                    .isOk()
+                    .expectBody()
+                    .jsonPath("$.duplicate")
+                    .isEqualTo(true);
+        }
+        Map<String, Object> done = w.lease(lease);
+        assertThat(done.get("state")).isEqualTo("RELEASED");
+        assertThat(done.get("outcome")).isEqualTo("COMMITTED");
+        assertThat(pinned()).isZero();
+        assertThat(audited(lease))
+                .containsSubsequence(
+                        "PROPOSED>SOURCE_PINNED",
+                        "SOURCE_PINNED>TRANSFERRING",
+                        "TRANSFERRING>DELIVERED",
+                        "DELIVERED>COMMITTED",
+                        "COMMITTED>RELEASING",
+                        "RELEASING>RELEASED");
+    }
+
+    @Test
+    void blocksEvictedBetweenSelectionAndPinRefuseTheLease() {
+        String lease = w.propose();
+        // the donor evicts the first block before it sees the PIN
+        w.fleet.post(
+                "/api/v1/banks/" + w.bankId + "/events",
+                w.donor.token(),
+                Map.of(
+                        "rank",
+                        0,
+                        "firstEventId",
+                        2,
+                        "events",
+                        List.of(Map.of("type", "REMOVED", "seqHashes", List.of(Long.toUnsignedString(w.chain[7]))))),
+                200);
+        w.pinAll(lease);
+        Map<String, Object> refused = w.lease(lease);
+        assertThat(refused.get("outcome")).isEqualTo("REFUSED");
+        assertThat(refused.get("state")).isIn("RELEASING", "RELEASED");
+        // rank 1 may have been pinned first: its UNPIN releases it
+        long epoch = w.epoch(w.donor);
+        for (Map<String, Object> c : w.commands(w.donor, 0)) {
+            w.ack(w.donor, c.get("commandId"), true, epoch).expectStatus().isOk();
+        }
+        assertThat(w.state(lease)).isEqualTo("RELEASED");
+        assertThat(pinned()).isZero();
+    }
+
+    @Test
+    void donorGoneBeforeUseExpiresAtTtlAndTheTargetsFetchIsRefused() {
+        String lease = w.propose();
+        w.fleet.post("/api/v1/incarnations/" + w.donor.id() + "/drain", w.donor.token(), Map.of(), 200);
+        w.destination(lease, 0)
+                .expectStatus()
+                .isEqualTo(409)
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/lease-fenced")
+                .jsonPath("$.side")
+                .isEqualTo("donor");
+        clock.advance(java.time.Duration.ofMillis(3_500));
+        sweep();
+        assertThat(w.lease(lease)).containsEntry("state", "EXPIRED").containsEntry("outcome", "EXPIRED");
+        assertThat(w.commands(w.donor, 0)).noneMatch(c -> lease.equals(c.get("leaseId")));
+    }
+
+    @Test
+    void sourcePinnedButNeverTransferredIsReleasedAfterTheUnpin() {
+        String lease = w.propose();
+        w.pinAll(lease);
+        assertThat(w.state(lease)).isEqualTo("SOURCE_PINNED");
+        clock.advance(java.time.Duration.ofMillis(6_500));
+        w.fleet.heartbeat(w.donor);
+        sweep();
+        assertThat(w.state(lease)).isEqualTo("RELEASING");
+        assertThat(pinned()).isEqualTo(16L);
+        long epoch = w.epoch(w.donor);
+        for (Map<String, Object> c : w.commands(w.donor, 0)) {
+            w.ack(w.donor, c.get("commandId"), true, epoch).expectStatus().isOk();
+        }
+        assertThat(w.state(lease)).isEqualTo("RELEASED");
+        assertThat(pinned()).isZero();
+    }
+
+    @Test
+    void timeoutWithLiveDonorStaysUncertainUntilQuiescedThenReleases() {
+        String lease = transferring();
+        clock.advance(java.time.Duration.ofMillis(6_500));
+        w.fleet.heartbeat(w.donor);
+        w.fleet.heartbeat(w.target);
+        sweep();
+        assertThat(w.state(lease)).isEqualTo("UNCERTAIN");
+        // no timer releases it, however long
+        clock.advance(java.time.Duration.ofMillis(3_000));
+        w.fleet.heartbeat(w.donor);
+        w.fleet.heartbeat(w.target);
+        sweep();
+        assertThat(w.state(lease)).isEqualTo("UNCERTAIN");
+        assertThat(pinned()).isEqualTo(16L);
+        // a late DONE cannot turn it into a success
+        Map<String, Object> order = orderOf(lease);
+        w.part(order.get("order_id"), 0, "DONE", ((Number) order.get("bytes")).longValue())
+                .expectStatus()
+                .isOk();
+        assertThat(w.state(lease)).isEqualTo("UNCERTAIN");
+        w.part(order.get("order_id"), 1, "QUIESCED", 0).expectStatus().isOk();
+        Map<String, Object> failed = w.lease(lease);
+        assertThat(failed.get("state")).isEqualTo("RELEASING");
+        assertThat(failed.get("outcome")).isNotEqualTo("COMMITTED");
+        w.fleet
+                .postRaw(
+                        "/api/v1/leases/" + lease + "/commit",
+                        w.target.token(),
+                        Map.of("fencingEpoch", w.epoch(w.target), "committedBlocks", 8))
+                .expectStatus()
+                .isEqualTo(409);
+    }
+
+    @Test
+    void partialTransferFails() {
+        String lease = transferring();
+        Map<String, Object> order = orderOf(lease);
+        long bytes = ((Number) order.get("bytes")).longValue();
+        w.part(order.get("order_id"), 0, "DONE", bytes).expectStatus().isOk();
+        assertThat(w.state(lease)).isEqualTo("TRANSFERRING");
+        w.part(order.get("order_id"), 1, "DONE", bytes / 2).expectStatus().isOk();
+        Map<String, Object> l = w.lease(lease);
+        assertThat(l.get("outcome")).isEqualTo("PARTIAL");
+        assertThat(l.get("state")).isEqualTo("RELEASING");
+        // the target is asked to free its destination, the donor to unpin
+        assertThat(w.commands(w.target, 0)).anyMatch(c -> "RELEASE".equals(c.get("type")));
+    }
+
+    @Test
+    void staleEpochReportsAreRefusedAndChangeNothing() {
+        String lease = w.propose();
+        long old = w.epoch(w.donor);
+        List<Map<String, Object>> pins = w.commands(w.donor, 2000);
+        w.ack(w.donor, pins.getFirst().get("commandId"), true, old + 7)
+                .expectStatus()
+                .isEqualTo(409)
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/stale-epoch")
+                .jsonPath("$.currentEpoch")
+                .isEqualTo((int) old);
+        assertThat(w.state(lease)).isEqualTo("PROPOSED");
+        w.fleet
+                .postRaw(
+                        "/api/v1/leases/" + lease + "/destination",
+                        w.target.token(),
+                        Map.of(
+                                "fencingEpoch",
+                                99,
+                                "ranks",
+                                List.of(
+                                        Map.of("rank", 0, "regionRef", "r", "slots", List.of(List.of(0, 8))),
+                                        Map.of("rank", 1, "regionRef", "r", "slots", List.of(List.of(0, 8))))))
+                .expectStatus()
+                .isEqualTo(409)
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/stale-epoch");
+        assertThat(w.lease(lease).get("destinations")).asList().isEmpty();
+    }
+
+    @Test
+    void aDestinationIsNeverAllocatedTwice() {
+        String first = w.propose();
+        String second = w.propose();
+        w.destination(first, 100).expectStatus().isOk();
+        w.destination(second, 104)
+                .expectStatus()
+                .isEqualTo(409)
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/destination-overlap");
+        w.destination(second, 108).expectStatus().isOk();
+        // the same report again is idempotent; a different one conflicts
+        w.destination(first, 100).expectStatus().isOk();
+        w.destination(first, 200).expectStatus().isEqualTo(409);
+    }
+
+    @Test
+    void badDestinationsAreRejectedWithProblemDetails() {
+        String lease = w.propose();
+        w.fleet
+                .postRaw(
+                        "/api/v1/leases/" + lease + "/destination",
+                        w.target.token(),
+                        Map.of(
+                                "fencingEpoch",
+                                w.epoch(w.target),
+                                "ranks",
+                                List.of(Map.of("rank", 0, "regionRef", "r", "slots", List.of(List.of(0, 3))))))
+                .expectStatus()
+                .isBadRequest()
+                .expectHeader()
+                .contentType("application/problem+json");
+        w.fleet
+                .postRaw(
+                        "/api/v1/leases/" + lease + "/destination",
+                        w.donor.token(),
+                        Map.of(
+                                "fencingEpoch",
+                                1,
+                                "ranks",
+                                List.of(Map.of("rank", 0, "regionRef", "r", "slots", List.of(List.of(0, 8))))))
+                .expectStatus()
+                .isForbidden();
+        w.fleet
+                .postRaw(
+                        "/api/v1/leases/" + java.util.UUID.randomUUID() + "/commit",
+                        w.target.token(),
+                        Map.of("fencingEpoch", 1, "committedBlocks", 1))
+                .expectStatus()
+                .isNotFound()
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/no-such-lease");
+    }
+
+    String transferring() {
+        String lease = w.propose();
+        w.destination(lease, 0).expectStatus().isOk();
+        w.pinAll(lease);
+        assertThat(w.orders(w.agentToken, w.host, 2000)).hasSize(1);
+        assertThat(w.state(lease)).isEqualTo("TRANSFERRING");
+        return lease;
+    }
+
+    Map<String, Object> orderOf(String lease) {
+        return db.sql("SELECT o.order_id::text AS order_id, p.bytes FROM transfer_order o JOIN transfer_part p "
+                        + "ON p.order_id = o.order_id WHERE o.lease_id = CAST(:l AS UUID) LIMIT 1")
+                .bind("l", lease)
+                .fetch()
+                .one()
+                .block();
+    }
+
+    long pinned() {
+        return db.sql("SELECT COALESCE(sum(pin_count), 0) AS n FROM bank_block WHERE bank_id = CAST(:b AS UUID)")
+                .bind("b", w.bankId)
+                .map((r, m) -> ((Number) r.get("n")).longValue())
+                .one()
+                .block();
+    }
+
+    List<String> audited(String lease) {
+        return db.sql(
+                        "SELECT from_state || '>' || to_state AS t FROM audit_event WHERE subject_id = :l AND action = 'TRANSITION' ORDER BY event_id")
+                .bind("l", lease)
+                .map((r, m) -> r.get("t", String.class))
+                .all()
+                .collectList()
+                .block();
+    }
+
+    @Autowired
+    LeaseSweeper sweeper;
+
+    void sweep() {
+        for (int i = 0; i < 20; i++) {
+            if (sweeper.sweepOnce().block().ran()) {
+                return;
+            }
+            LeaseWorld.sleep(50);
+        }
+    }
+}
