@@ -6,6 +6,7 @@ import io.kvreuse.transfer.TransferOptions;
 import io.kvreuse.transfer.emulator.EmulatorControl;
 import io.kvreuse.transfer.emulator.NixlEmulator;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -14,6 +15,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -77,7 +79,11 @@ class AgentConfiguration {
     }
 
     @Bean
-    ControlPlaneClient controlPlaneClient(WebClient.Builder builder, AgentProperties props, MeterRegistry registry) {
+    ControlPlaneClient controlPlaneClient(
+            AgentProperties props, MeterRegistry registry, ObjectProvider<ObservationRegistry> observations) {
+        // observed, so http.client.requests shows the agent's calls to the control plane
+        WebClient.Builder builder =
+                WebClient.builder().observationRegistry(observations.getIfAvailable(() -> ObservationRegistry.NOOP));
         ControlPlaneClient client = new ControlPlaneClient(builder, props);
         io.micrometer.core.instrument.FunctionCounter.builder(
                         "kvreuse.agent.control.bytes.sent", client, ControlPlaneClient::bytesSent)
