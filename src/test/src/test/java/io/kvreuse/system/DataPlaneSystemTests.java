@@ -168,6 +168,27 @@ class DataPlaneSystemTests {
         }
     }
 
+    @Test
+    void agentResumesAfterAControlPlaneRestartAndMovesTheNextLease() throws Exception {
+        try (Host host = host(Map.of())) {
+            long[] first = ThreadLocalRandom.current().longs(4).toArray();
+            host.decode().store(first, 0);
+            UUID before = host.prefill().fetch(hint(host, first));
+            awaitLease(before, l -> l.get("state").asString().equals("RELEASED"));
+
+            controlPlane.stop();
+            Thread.sleep(1_000); // the agent's polls and heartbeats now fail and back off
+            controlPlane.start();
+
+            long[] second = ThreadLocalRandom.current().longs(4).toArray();
+            host.decode().store(second, 10);
+            UUID after = host.prefill().fetch(hint(host, second));
+            JsonNode released = awaitLease(after, l -> l.get("state").asString().equals("RELEASED"));
+            assertThat(released.get("outcome").asString()).isEqualTo("COMMITTED");
+            assertThat(host.prefill().verdict(after).orElseThrow().committed()).isTrue();
+        }
+    }
+
     private static JsonNode hint(Host host, long[] chain) throws Exception {
         List<String> hashes = new ArrayList<>();
         for (long h : chain) {
