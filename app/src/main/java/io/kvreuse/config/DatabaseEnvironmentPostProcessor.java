@@ -2,7 +2,9 @@ package io.kvreuse.config;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.commons.logging.Log;
 import org.springframework.boot.EnvironmentPostProcessor;
@@ -28,7 +30,8 @@ final class DatabaseEnvironmentPostProcessor implements EnvironmentPostProcessor
 
     @Override
     public void postProcessEnvironment(ConfigurableEnvironment env, SpringApplication application) {
-        if ("agent".equalsIgnoreCase(env.getProperty("kvreuse.role", "control-plane"))) {
+        if (Roles.isAgent(env)) {
+            env.getPropertySources().addFirst(new MapPropertySource("kvreuse-agent-role", agentRole(env)));
             return;
         }
         Map<String, Object> props = new HashMap<>();
@@ -49,6 +52,45 @@ final class DatabaseEnvironmentPostProcessor implements EnvironmentPostProcessor
         }
         env.getPropertySources().addFirst(new MapPropertySource("kvreuse-database", props));
     }
+
+    /**
+     * The agent never touches PostgreSQL: no datasource, R2DBC or Flyway auto-configuration at all
+     * (they would otherwise start an embedded database or fail for want of a URL).
+     */
+    private static Map<String, Object> agentRole(ConfigurableEnvironment env) {
+        Map<String, Object> props = new HashMap<>();
+        List<String> excluded = new ArrayList<>(AGENT_EXCLUDED);
+        String configured = env.getProperty("spring.autoconfigure.exclude", "");
+        if (!configured.isBlank()) {
+            excluded.add(configured);
+        }
+        props.put("spring.autoconfigure.exclude", String.join(",", excluded));
+        props.put("management.endpoint.health.group.readiness.include", "readinessState,nixl");
+        props.put("server.port", env.getProperty("server.port", "8081"));
+        return props;
+    }
+
+    private static final List<String> AGENT_EXCLUDED = List.of(
+            "org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration",
+            "org.springframework.boot.r2dbc.autoconfigure.R2dbcInitializationAutoConfiguration",
+            "org.springframework.boot.r2dbc.autoconfigure.R2dbcProxyAutoConfiguration",
+            "org.springframework.boot.r2dbc.autoconfigure.R2dbcTransactionManagerAutoConfiguration",
+            "org.springframework.boot.r2dbc.autoconfigure.health.ConnectionFactoryHealthContributorAutoConfiguration",
+            "org.springframework.boot.r2dbc.autoconfigure.metrics.ConnectionPoolMetricsAutoConfiguration",
+            "org.springframework.boot.r2dbc.autoconfigure.observation.R2dbcObservationAutoConfiguration",
+            "org.springframework.boot.data.r2dbc.autoconfigure.DataR2dbcAutoConfiguration",
+            "org.springframework.boot.data.r2dbc.autoconfigure.DataR2dbcRepositoriesAutoConfiguration",
+            "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
+            "org.springframework.boot.flyway.autoconfigure.FlywayEndpointAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceInitializationAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.JdbcClientAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.JndiDataSourceAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.XADataSourceAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.health.DataSourceHealthContributorAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.metrics.DataSourcePoolMetricsAutoConfiguration");
 
     private static void useExternal(ConfigurableEnvironment env, Map<String, Object> props, String jdbc) {
         String user = env.getProperty("kvreuse.db.user", "");

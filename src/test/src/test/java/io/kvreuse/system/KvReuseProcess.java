@@ -45,6 +45,15 @@ final class KvReuseProcess implements AutoCloseable {
         return p;
     }
 
+    /** Starts the jar as a node agent ({@code kvreuse.role=agent}) configured by {@code env}. */
+    static KvReuseProcess startAgent(Path home, Map<String, String> env) throws IOException, InterruptedException {
+        Map<String, String> agentEnv = new HashMap<>(env);
+        agentEnv.put("KVREUSE_ROLE", "agent");
+        KvReuseProcess p = new KvReuseProcess(home, agentEnv, freePort());
+        p.start();
+        return p;
+    }
+
     void start() throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(
                 List.of(System.getProperty("kvreuse.java", "java"), "-Xmx512m", "-jar", jar().toString()));

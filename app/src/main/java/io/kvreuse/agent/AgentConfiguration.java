@@ -1,0 +1,132 @@
+package io.kvreuse.agent;
+
+import io.kvreuse.transfer.NativeAvailability;
+import io.kvreuse.transfer.TransferEngine;
+import io.kvreuse.transfer.TransferOptions;
+import io.kvreuse.transfer.emulator.EmulatorControl;
+import io.kvreuse.transfer.emulator.NixlEmulator;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.reactive.function.client.WebClient;
+
+/**
+ * The agent role's beans. Only scanned when {@code kvreuse.role=agent} (see {@code RoleScanFilter}).
+ * NIXL is loaded and every GPU's agent created here, at boot: a missing library, a missing symbol
+ * or native access not enabled stops the process with the reason and its fix, never a request.
+ */
+@Configuration(proxyBeanMethods = false)
+class AgentConfiguration {
+
+    private static final Log log = LogFactory.getLog(AgentConfiguration.class);
+
+    @Bean
+    GpuAgents gpuAgents(AgentProperties props, MeterRegistry registry) {
+        Path library = props.nixlLibrary() == null ? NixlEmulator.library() : props.nixlLibrary();
+        TransferOptions options =
+                new TransferOptions(library, props.backend(), java.util.Map.of(), true, Duration.ofNanos(20_000));
+        NativeAvailability availability = NativeAvailability.check(options);
+        if (!availability.available()) {
+            throw new IllegalStateException("NIXL is unavailable at " + library + ": " + availability.reason());
+        }
+        if (props.nixlLibrary() == null) {
+            emulator(props, registry);
+        } else if (props.emulator().stallTransfers()) {
+            log.warn("kvreuse.agent.emulator.* is ignored: the agent runs on " + library + ", not the emulator");
+        }
+        return new GpuAgents(TransferEngine.open(options), props.hostId(), props.gpus());
+    }
+
+    private static void emulator(AgentProperties props, MeterRegistry registry) {
+        log.warn("no kvreuse.agent.nixl-library: moving bytes with the host-memory NIXL emulator ("
+                + NixlEmulator.library() + "); engines' regions must be shm:// regions");
+        EmulatorControl control = NixlEmulator.control();
+        if (props.emulator().stallTransfers()) {
+            log.warn("FAULT INJECTION: the emulator stalls every transfer (kvreuse.agent.emulator.stall-transfers)");
+            control.stallTransfers();
+        }
+        io.micrometer.core.instrument.FunctionCounter.builder(
+                        "kvreuse.agent.emulator.bytes.copied", control, EmulatorControl::bytesCopied)
+                .description("bytes the NIXL emulator copied between registered regions")
+                .baseUnit("bytes")
+                .register(registry);
+    }
+
+    @Bean
+    RegionImports regionImports() {
+        List<RegionImporter> importers = List.of(new SharedMemoryImporter(), new CudaIpcImporter());
+        for (RegionImporter importer : importers) {
+            if (!importer.unavailableReason().isEmpty()) {
+                log.info(importer.scheme() + ":// regions cannot be imported here: " + importer.unavailableReason());
+            }
+        }
+        return new RegionImports(importers);
+    }
+
+    @Bean
+    AgentMetrics agentMetrics(MeterRegistry registry) {
+        return new AgentMetrics(registry);
+    }
+
+    @Bean
+    ControlPlaneClient controlPlaneClient(
+            AgentProperties props, MeterRegistry registry, ObjectProvider<ObservationRegistry> observations) {
+        // observed, so http.client.requests shows the agent's calls to the control plane
+        WebClient.Builder builder =
+                WebClient.builder().observationRegistry(observations.getIfAvailable(() -> ObservationRegistry.NOOP));
+        ControlPlaneClient client = new ControlPlaneClient(builder, props);
+        io.micrometer.core.instrument.FunctionCounter.builder(
+                        "kvreuse.agent.control.bytes.sent", client, ControlPlaneClient::bytesSent)
+                .description("request body bytes the agent sent to the control plane")
+                .baseUnit("bytes")
+                .register(registry);
+        return client;
+    }
+
+    @Bean
+    AgentSession agentSession(ControlPlaneClient client, GpuAgents gpus, AgentProperties props) {
+        return new AgentSession(client, gpus, props.retryBackoff(), props.maxRetryBackoff());
+    }
+
+    @Bean
+    ReportOutbox reportOutbox(ControlPlaneClient client, AgentSession session, AgentProperties props) {
+        return new ReportOutbox(client, session, props.maxRetryBackoff());
+    }
+
+    @Bean
+    AgentRuntime agentRuntime(
+            AgentProperties props,
+            AgentSession session,
+            ControlPlaneClient client,
+            ReportOutbox outbox,
+            GpuAgents gpus,
+            RegionImports regions,
+            AgentMetrics metrics,
+            Clock clock) {
+        ExecutorService workers = Executors.newFixedThreadPool(
+                props.workers(),
+                Thread.ofPlatform().name("kvreuse-agent-part-", 0).factory());
+        PartExecutor executor =
+                new PartExecutor(gpus, regions, outbox, metrics, props.hostId(), props.transferTimeout());
+        return new AgentRuntime(
+                props, session, client, new OrderRunner(executor, workers), outbox, workers, gpus, regions, clock);
+    }
+
+    @Bean
+    NixlHealthIndicator nixlHealthIndicator(
+            GpuAgents gpus, AgentSession session, AgentRuntime runtime, AgentProperties props) {
+        String library =
+                props.nixlLibrary() == null ? "emulator" : props.nixlLibrary().toString();
+        return new NixlHealthIndicator(gpus, session, runtime, library);
+    }
+}

@@ -1,0 +1,157 @@
+package io.kvreuse.sim;
+
+import io.kvreuse.transfer.SharedMemoryRegion;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * A decode donor: a retained bank of {@code capacity} blocks per rank in shared memory ({@code
+ * shm://sim-bank-<id>-<rank>}), each stored block filled with {@link KvPattern} bytes before its
+ * STORED event is published. It holds a PIN only when every block is still at the slot the lease
+ * names, and counts the pins it holds until their UNPIN.
+ */
+public final class SimDecodeEngine extends SimEngine {
+
+    private final int capacity;
+    private final int bytesPerBlock;
+    private final List<SharedMemoryRegion> regions = new ArrayList<>();
+    private final Map<Long, Integer> slotOf = new ConcurrentHashMap<>();
+    private final Map<String, Integer> pinsByLease = new ConcurrentHashMap<>();
+    private final AtomicInteger heldPins = new AtomicInteger();
+    private final long[] nextEventId;
+    private String bankId = "";
+
+    public SimDecodeEngine(
+            SimHttp http, String domainId, String hostId, int[] gpuOrdinals, int capacity, int bytesPerBlock) {
+        super(http, "DECODE", domainId, hostId, gpuOrdinals);
+        this.capacity = capacity;
+        this.bytesPerBlock = bytesPerBlock;
+        this.nextEventId = new long[gpuOrdinals.length];
+        java.util.Arrays.fill(nextEventId, 1);
+    }
+
+    /** Registers, creates the bank's regions and the bank, and marks every part ready. */
+    public SimDecodeEngine start() {
+        register();
+        List<Map<String, Object>> parts = new ArrayList<>();
+        for (int r = 0; r < tp(); r++) {
+            String name = "sim-bank-" + id() + "-" + r;
+            regions.add(SharedMemoryRegion.create(name, (long) capacity * bytesPerBlock));
+            parts.add(Map.of("rank", r, "regionRef", "shm://" + name, "bytesPerBlock", bytesPerBlock));
+        }
+        bankId = http.post(
+                        "/api/v1/incarnations/" + id() + "/banks", Map.of("capacityBlocks", capacity, "parts", parts))
+                .expect(201, "create bank")
+                .body()
+                .path("bankId")
+                .asString();
+        for (int r = 0; r < tp(); r++) {
+            http.post("/api/v1/banks/" + bankId + "/parts/" + r + "/ready", Map.of())
+                    .expect(200, "part ready");
+        }
+        return this;
+    }
+
+    public String bankId() {
+        return bankId;
+    }
+
+    /** Fills slots {@code firstSlot..} with the chain's blocks on every rank, then publishes them. */
+    public void store(long[] chain, int firstSlot) {
+        for (int r = 0; r < tp(); r++) {
+            List<Map<String, Object>> blocks = new ArrayList<>();
+            for (int i = 0; i < chain.length; i++) {
+                int slot = firstSlot + i;
+                regions.get(r).write((long) slot * bytesPerBlock, KvPattern.block(chain[i], r, bytesPerBlock));
+                Map<String, Object> block = new LinkedHashMap<>();
+                block.put("seqHash", Long.toUnsignedString(chain[i]));
+                if (i > 0) {
+                    block.put("parentHash", Long.toUnsignedString(chain[i - 1]));
+                }
+                block.put("position", i);
+                block.put("slot", slot);
+                blocks.add(block);
+                slotOf.put(chain[i], slot);
+            }
+            http.post(
+                            "/api/v1/banks/" + bankId + "/events",
+                            Map.of(
+                                    "rank",
+                                    r,
+                                    "firstEventId",
+                                    nextEventId[r]++,
+                                    "events",
+                                    List.of(Map.of("type", "STORED", "blocks", blocks))))
+                    .expect(200, "inventory events");
+        }
+    }
+
+    /** Pins this engine holds right now, over all leases and ranks. */
+    public int heldPins() {
+        return heldPins.get();
+    }
+
+    public int pinsOf(UUID leaseId) {
+        return pinsByLease.getOrDefault(leaseId.toString(), 0);
+    }
+
+    @Override
+    protected boolean handle(JsonNode command) {
+        String lease = command.path("leaseId").asString();
+        return switch (command.path("type").asString()) {
+            case "PIN" -> {
+                if (!holdsAt(command)) {
+                    yield false;
+                }
+                heldPins.incrementAndGet();
+                pinsByLease.merge(lease, 1, Integer::sum);
+                yield true;
+            }
+            case "UNPIN" -> {
+                boolean[] held = {false};
+                pinsByLease.computeIfPresent(lease, (l, n) -> {
+                    held[0] = true;
+                    return n > 1 ? n - 1 : null;
+                });
+                if (held[0]) {
+                    heldPins.decrementAndGet();
+                }
+                yield true;
+            }
+            default -> true;
+        };
+    }
+
+    /** Every hash of the command is held at the slot its runs name. */
+    private boolean holdsAt(JsonNode command) {
+        List<Integer> slots = new ArrayList<>();
+        for (JsonNode run : command.path("slotRuns")) {
+            for (int s = 0; s < run.get(1).asInt(); s++) {
+                slots.add(run.get(0).asInt() + s);
+            }
+        }
+        int i = 0;
+        for (JsonNode hash : command.path("seqHashes")) {
+            Integer slot = slotOf.get(Long.parseUnsignedLong(hash.asString()));
+            if (i >= slots.size() || slot == null || slot != slots.get(i++)) {
+                return false;
+            }
+        }
+        return i == slots.size();
+    }
+
+    @Override
+    public void close() {
+        super.close();
+        for (SharedMemoryRegion region : regions) {
+            region.unlink();
+            region.close();
+        }
+    }
+}
