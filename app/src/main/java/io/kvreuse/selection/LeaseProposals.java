@@ -43,6 +43,10 @@ class LeaseProposals implements DisposableBean {
                         .validationQuery("SELECT 1")
                         .build());
         this.db = DatabaseClient.create(connections);
+        if (connections instanceof ConnectionPool pool) {
+            // open the connections now, so the first selection after a start does not pay for them
+            pool.warmup().subscribe(null, e -> {});
+        }
     }
 
     @Override

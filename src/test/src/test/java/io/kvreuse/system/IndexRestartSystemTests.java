@@ -84,7 +84,7 @@ class IndexRestartSystemTests {
         try (KvReuseProcess restarted = KvReuseProcess.startEmbedded(home, env)) {
             Api api = new Api(restarted.baseUrl());
             JsonNode after = select(api, router, targetId, request);
-            assertThat(after.get("decision").asString()).isEqualTo("HINT");
+            assertThat(after.get("decision").asString()).as(after.toString()).isEqualTo("HINT");
             JsonNode p0 = before.get("hint").get("actions").get(0).get("payload");
             JsonNode p1 = after.get("hint").get("actions").get(0).get("payload");
             for (String field : List.of(
