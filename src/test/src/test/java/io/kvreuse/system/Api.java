@@ -34,6 +34,15 @@ final class Api {
                 token);
     }
 
+    Response put(String path, String token, Object body) throws IOException, InterruptedException {
+        String text = body instanceof String s ? s : json.writeValueAsString(body);
+        return send(
+                HttpRequest.newBuilder(URI.create(baseUrl + path))
+                        .header("Content-Type", "application/json")
+                        .PUT(HttpRequest.BodyPublishers.ofString(text)),
+                token);
+    }
+
     private Response send(HttpRequest.Builder request, String token) throws IOException, InterruptedException {
         if (token != null) {
             request.header("Authorization", "Bearer " + token);
