@@ -56,5 +56,25 @@ same machine ($(nproc) cores, shared). Target: ≥ 1,000 lifecycles/s.
 | load driver | \`$LOAD\` |
 | pgbench TPC-B (scale 10, 8 clients, ${DURATION}s) on the same PostgreSQL | $TPS tps |
 | lifecycles/s ÷ TPC-B tps | $RATIO |
+| machine load average at the end | $(cut -d' ' -f1-3 /proc/loadavg) |
+
+## Reading it
+
+One lifecycle is 10 HTTP requests (selection, destination, donor poll + PIN ack, agent poll, part
+report, target poll, commit, donor poll + UNPIN ack) and about 105 SQL statements in 10
+transactions: every report locks the lease row, re-checks the parties' epochs, moves the state with a
+conditional update and writes an audit row in the same transaction, and the durable transitions
+commit synchronously. TPC-B is 5 statements per transaction, so the PostgreSQL itself could carry
+roughly TPC-B tps × 5 / 105 lifecycles/s; the rest of the gap is the Java side (TLS-less HTTP/1.1,
+Spring Security token check, WebFlux, R2DBC, Jackson) sharing the same two cores with PostgreSQL and
+the load driver.
+
+The 1,000 lifecycles/s target is **not met** on this machine. The figures above are what this run
+measured; the machine is shared with other builds (see the load average), so they vary between runs.
+What would close most of the gap, in order of expected effect: collapse each report into one or two
+statements (CTEs that lock, check epochs, move and audit in one round trip instead of ~10); answer
+reports with the new state instead of re-reading the whole lease view; let an engine acknowledge
+all ranks' PINs and UNPINs in one request; batch audit rows; and run the control plane on its own
+cores, apart from PostgreSQL and the load.
 MD
 echo "wrote benchmarks/BENCHMARKS-leases.md"
