@@ -198,6 +198,37 @@ class LeaseLifecycleIntegrationTests {
     }
 
     @Test
+    void donorGoneMidTransferKeepsEverythingHeldAndTheDonorAwaitsReclaim() {
+        String lease = transferring();
+        clock.advance(java.time.Duration.ofSeconds(61));
+        w.fleet.heartbeat(w.target);
+        for (int i = 0; i < 40 && !liveness.sweepOnce().block().ran(); i++) {
+            LeaseWorld.sleep(50);
+        }
+        sweep();
+        assertThat(w.state(lease)).isEqualTo("UNCERTAIN");
+        assertThat(w.fleet
+                        .get("/api/v1/incarnations/" + w.donor.id(), tokens.operator())
+                        .get("state"))
+                .isEqualTo("RECLAIM_PENDING");
+        assertThat(pinned()).isEqualTo(16L);
+        assertThat(w.lease(lease).get("destinations"))
+                .asList()
+                .allSatisfy(d -> assertThat(((Map<?, ?>) d).get("state")).isEqualTo("HELD"));
+        // the target recomputes elsewhere; its abort cannot release a transfer that may still write
+        w.fleet.post(
+                "/api/v1/leases/" + lease + "/abort",
+                w.target.token(),
+                Map.of("fencingEpoch", w.epoch(w.target), "reason", "recomputed"),
+                200);
+        assertThat(w.state(lease)).isEqualTo("UNCERTAIN");
+        assertThat(pinned()).isEqualTo(16L);
+    }
+
+    @Autowired
+    io.kvreuse.incarnation.LivenessSweeper liveness;
+
+    @Test
     void partialTransferFails() {
         String lease = transferring();
         Map<String, Object> order = orderOf(lease);

@@ -54,6 +54,14 @@ final class KvReuseProcess implements AutoCloseable {
         return p;
     }
 
+    /** Starts the control plane with the given environment (e.g. an external database) and its home under {@code home}. */
+    static KvReuseProcess start(Path home, Map<String, String> env) throws IOException, InterruptedException {
+        Files.createDirectories(home);
+        KvReuseProcess p = new KvReuseProcess(home, new HashMap<>(env), freePort());
+        p.start();
+        return p;
+    }
+
     void start() throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(
                 List.of(System.getProperty("kvreuse.java", "java"), "-Xmx512m", "-jar", jar().toString()));

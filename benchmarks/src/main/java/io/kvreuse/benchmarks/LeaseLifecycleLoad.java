@@ -1,0 +1,453 @@
+package io.kvreuse.benchmarks;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Drives full lease lifecycles through the REST API of a running control plane, as simulated
+ * engines and agents would: selection → destination → PIN ack → order claim → part DONE → DELIVERED
+ * notice → commit → UNPIN ack (lease RELEASED). Each pipeline has its own donor, target and host, so
+ * pipelines only meet in the control plane and the database. Prints one line of results.
+ *
+ * <p>Arguments: {@code baseUrl operatorToken seconds pipelines}.
+ */
+public final class LeaseLifecycleLoad {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
+
+    private final String base;
+    private final String operator;
+    private final AtomicLong requests = new AtomicLong();
+
+    private LeaseLifecycleLoad(String base, String operator) {
+        this.base = base;
+        this.operator = operator;
+    }
+
+    public static void main(String[] args) throws Exception {
+        LeaseLifecycleLoad load = new LeaseLifecycleLoad(args[0], args[1]);
+        int seconds = Integer.parseInt(args[2]);
+        int pipelines = Integer.parseInt(args[3]);
+        load.run(seconds, pipelines);
+    }
+
+    private record Pipe(
+            String host,
+            String donor,
+            String donorId,
+            long donorEpoch,
+            String target,
+            String targetId,
+            long targetEpoch,
+            String agent,
+            long agentEpoch,
+            String router,
+            List<String> chain) {}
+
+    private void run(int seconds, int pipelines) throws Exception {
+        settings();
+        String domain = post("/api/v1/domains", operator, contract(), 201)
+                .get("domainId")
+                .asString();
+        List<Pipe> pipes = new ArrayList<>();
+        for (int i = 0; i < pipelines; i++) {
+            pipes.add(pipe(domain));
+        }
+        Thread beat = Thread.ofVirtual().start(() -> heartbeats(pipes));
+        for (Pipe p : pipes) {
+            lifecycle(p, true); // warm-up: waits until every replica index knows the bank
+        }
+        long warmEnd = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        long end = warmEnd + Duration.ofSeconds(seconds).toNanos();
+        AtomicLong done = new AtomicLong();
+        AtomicLong failed = new AtomicLong();
+        ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
+        long[] requestsAtStart = new long[1];
+        List<Thread> threads = new ArrayList<>();
+        for (Pipe p : pipes) {
+            threads.add(Thread.ofVirtual().start(() -> {
+                while (System.nanoTime() < end) {
+                    long t0 = System.nanoTime();
+                    boolean ok;
+                    try {
+                        ok = lifecycle(p, false);
+                    } catch (Exception e) {
+                        ok = false;
+                    }
+                    if (t0 >= warmEnd) {
+                        (ok ? done : failed).incrementAndGet();
+                        if (ok) {
+                            latencies.add(System.nanoTime() - t0);
+                        }
+                    }
+                }
+            }));
+        }
+        while (System.nanoTime() < warmEnd) {
+            Thread.sleep(50);
+        }
+        requestsAtStart[0] = requests.get();
+        for (Thread t : threads) {
+            t.join();
+        }
+        beat.interrupt();
+        long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
+        double rate = done.get() / (double) seconds;
+        System.out.printf(
+                "lifecycles=%d failed=%d seconds=%d pipelines=%d lifecycles_per_s=%.1f requests_per_s=%.0f p50_ms=%.1f p99_ms=%.1f%n",
+                done.get(),
+                failed.get(),
+                seconds,
+                pipelines,
+                rate,
+                (requests.get() - requestsAtStart[0]) / (double) seconds,
+                pct(sorted, 0.50),
+                pct(sorted, 0.99));
+    }
+
+    /** One lifecycle; false when the selection answered NO_HINT. */
+    private boolean lifecycle(Pipe p, boolean warmUp) throws Exception {
+        JsonNode selection;
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        do {
+            selection = post(
+                    "/api/v1/donor-selections",
+                    p.router(),
+                    Map.of(
+                            "requestId",
+                            UUID.randomUUID().toString(),
+                            "targetIncarnationId",
+                            p.targetId(),
+                            "seqHashes",
+                            p.chain(),
+                            "localPrefixBlocks",
+                            0,
+                            "deadlineMs",
+                            1000),
+                    200);
+        } while (warmUp
+                && !"HINT".equals(selection.get("decision").asString())
+                && System.nanoTime() < deadline
+                && pause());
+        if (!"HINT".equals(selection.get("decision").asString())) {
+            return false;
+        }
+        String lease = selection.get("leaseId").asString();
+        post(
+                "/api/v1/leases/" + lease + "/destination",
+                p.target(),
+                Map.of(
+                        "fencingEpoch",
+                        p.targetEpoch(),
+                        "ranks",
+                        List.of(Map.of("rank", 0, "regionRef", "shm://dst", "slots", List.of(List.of(0, 8))))),
+                200);
+        ackOne(p.donorId(), p.donor(), p.donorEpoch(), lease, "PIN");
+        JsonNode order = first(
+                () -> get("/api/v1/agents/" + p.host() + "/orders?waitMs=2000", p.agent()),
+                o -> lease.equals(o.get("leaseId").asString()));
+        post(
+                "/api/v1/orders/" + order.get("orderId").asString() + "/parts/0",
+                p.agent(),
+                Map.of("state", "DONE", "bytes", 8L * 1048576, "durationUs", 900, "fencingEpoch", p.agentEpoch()),
+                200);
+        first(
+                () -> get("/api/v1/incarnations/" + p.targetId() + "/commands?waitMs=2000", p.target()),
+                c -> lease.equals(c.get("leaseId").asString())
+                        && "DELIVERED".equals(c.get("type").asString()));
+        post(
+                "/api/v1/leases/" + lease + "/commit",
+                p.target(),
+                Map.of("fencingEpoch", p.targetEpoch(), "committedBlocks", 8),
+                200);
+        ackOne(p.donorId(), p.donor(), p.donorEpoch(), lease, "UNPIN");
+        return true;
+    }
+
+    private void ackOne(String incarnation, String token, long epoch, String lease, String type) throws Exception {
+        JsonNode c = first(
+                () -> get("/api/v1/incarnations/" + incarnation + "/commands?waitMs=2000", token),
+                n -> lease.equals(n.get("leaseId").asString())
+                        && type.equals(n.get("type").asString()));
+        post(
+                "/api/v1/incarnations/" + incarnation + "/commands/"
+                        + c.get("commandId").asString() + "/ack",
+                token,
+                Map.of("ok", true, "fencingEpoch", epoch),
+                200);
+    }
+
+    private interface Call {
+        JsonNode get() throws Exception;
+    }
+
+    private static JsonNode first(Call call, java.util.function.Predicate<JsonNode> match) throws Exception {
+        for (int i = 0; i < 20; i++) {
+            for (JsonNode n : call.get()) {
+                if (match.test(n)) {
+                    return n;
+                }
+            }
+        }
+        throw new IllegalStateException("expected work did not arrive");
+    }
+
+    private Pipe pipe(String domain) throws Exception {
+        String host = "bench-" + UUID.randomUUID();
+        String donor = token("ENGINE");
+        String target = token("ENGINE");
+        String agent = token("AGENT");
+        String donorId = engine(donor, "DECODE", domain, host, 0);
+        String targetId = engine(target, "PREFILL", domain, host, 1);
+        long donorEpoch = post("/api/v1/incarnations/" + donorId + "/heartbeat", donor, Map.of(), 200)
+                .get("fencingEpoch")
+                .asLong();
+        long targetEpoch = post("/api/v1/incarnations/" + targetId + "/heartbeat", target, Map.of(), 200)
+                .get("fencingEpoch")
+                .asLong();
+        String bank = post(
+                        "/api/v1/incarnations/" + donorId + "/banks",
+                        donor,
+                        Map.of(
+                                "capacityBlocks",
+                                64,
+                                "parts",
+                                List.of(Map.of("rank", 0, "regionRef", "shm://bank", "bytesPerBlock", 1048576))),
+                        201)
+                .get("bankId")
+                .asString();
+        post("/api/v1/banks/" + bank + "/parts/0/ready", donor, Map.of(), 200);
+        List<String> chain = new ArrayList<>();
+        List<Map<String, Object>> blocks = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            chain.add(Long.toUnsignedString(ThreadLocalRandom.current().nextLong()));
+            Map<String, Object> b = new LinkedHashMap<>(Map.of("seqHash", chain.get(i), "position", i, "slot", i));
+            if (i > 0) {
+                b.put("parentHash", chain.get(i - 1));
+            }
+            blocks.add(b);
+        }
+        post(
+                "/api/v1/banks/" + bank + "/events",
+                donor,
+                Map.of("rank", 0, "firstEventId", 1, "events", List.of(Map.of("type", "STORED", "blocks", blocks))),
+                200);
+        long agentEpoch = post(
+                        "/api/v1/agents",
+                        agent,
+                        Map.of(
+                                "hostId",
+                                host,
+                                "gpus",
+                                List.of(Map.of("ordinal", 0, "uuid", "GPU-0"), Map.of("ordinal", 1, "uuid", "GPU-1")),
+                                "nixlAgents",
+                                List.of(Map.of(
+                                        "gpuOrdinal",
+                                        0,
+                                        "name",
+                                        "a0",
+                                        "metadata",
+                                        Base64.getEncoder().encodeToString(new byte[64])))),
+                        201)
+                .get("agentEpoch")
+                .asLong();
+        return new Pipe(
+                host,
+                donor,
+                donorId,
+                donorEpoch,
+                target,
+                targetId,
+                targetEpoch,
+                agent,
+                agentEpoch,
+                token("ROUTER"),
+                chain);
+    }
+
+    private void heartbeats(List<Pipe> pipes) {
+        while (!Thread.currentThread().isInterrupted()) {
+            try {
+                Thread.sleep(3_000);
+                for (Pipe p : pipes) {
+                    post("/api/v1/incarnations/" + p.donorId() + "/heartbeat", p.donor(), Map.of(), 200);
+                    post("/api/v1/incarnations/" + p.targetId() + "/heartbeat", p.target(), Map.of(), 200);
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (Exception e) {
+                System.err.println("heartbeat failed: " + e.getMessage());
+            }
+        }
+    }
+
+    private void settings() throws Exception {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> s = JSON.convertValue(get("/api/v1/settings/reuse", operator), Map.class);
+        s.remove("version");
+        s.putAll(Map.of(
+                "enabled",
+                true,
+                "minFetchBlocks",
+                1,
+                "minGainMs",
+                0,
+                "minGainRatio",
+                0,
+                "leaseTtlMs",
+                30_000,
+                "transferDeadlineMs",
+                60_000,
+                "abandonDeadlineMs",
+                120_000,
+                "maxInflightPerDonor",
+                100_000,
+                "maxInflightPerTarget",
+                100_000));
+        send(HttpRequest.newBuilder(URI.create(base + "/api/v1/settings/reuse")).PUT(body(s)), operator, 200);
+    }
+
+    private String engine(String token, String role, String domain, String host, int gpu) throws Exception {
+        return post(
+                        "/api/v1/incarnations",
+                        token,
+                        Map.of(
+                                "role",
+                                role,
+                                "domainId",
+                                domain,
+                                "hostId",
+                                host,
+                                "controlEndpoint",
+                                "tcp://" + host + ":5557",
+                                "capabilities",
+                                List.of("kv.fetch_gpu@1.0"),
+                                "ranks",
+                                List.of(Map.of("rank", 0, "gpuOrdinal", gpu, "gpuUuid", "GPU-" + UUID.randomUUID()))),
+                        201)
+                .get("incarnationId")
+                .asString();
+    }
+
+    private String token(String role) throws Exception {
+        return post(
+                        "/api/v1/tokens",
+                        operator,
+                        Map.of(
+                                "role",
+                                role,
+                                "subject",
+                                role.toLowerCase() + "-" + UUID.randomUUID(),
+                                "description",
+                                "benchmark"),
+                        201)
+                .get("token")
+                .asString();
+    }
+
+    private static Map<String, Object> contract() {
+        Map<String, Object> c = new LinkedHashMap<>();
+        c.putAll(Map.of(
+                "modelId",
+                "bench-" + UUID.randomUUID(),
+                "modelRevision",
+                "r1",
+                "tokenizerRevision",
+                "t1",
+                "engine",
+                "vllm",
+                "engineVersion",
+                "0.11.0",
+                "dtype",
+                "bfloat16",
+                "kvCacheDtype",
+                "bfloat16",
+                "numLayers",
+                32,
+                "numKvHeads",
+                8,
+                "headDim",
+                128));
+        c.putAll(Map.of(
+                "attentionBackend",
+                "FLASH_ATTN",
+                "blockSizeTokens",
+                16,
+                "hashFormat",
+                "sha256-cbor-64:seed=0",
+                "memoryLayout",
+                "LAYER_SEPARATE",
+                "kvLayout",
+                "NHD",
+                "bytesPerBlockPerRank",
+                1048576,
+                "tpSize",
+                1,
+                "dpSize",
+                1,
+                "ppSize",
+                1,
+                "cpSize",
+                1));
+        c.put("transportClass", "GPU_CUDA_IPC");
+        return c;
+    }
+
+    private JsonNode get(String path, String token) throws Exception {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).GET(), token, 200);
+    }
+
+    private JsonNode post(String path, String token, Object body, int expected) throws Exception {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).POST(body(body)), token, expected);
+    }
+
+    private static HttpRequest.BodyPublisher body(Object body) {
+        return HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body));
+    }
+
+    private JsonNode send(HttpRequest.Builder b, String token, int expected) throws Exception {
+        requests.incrementAndGet();
+        HttpResponse<String> r = HTTP.send(
+                b.header("Authorization", "Bearer " + token)
+                        .header("Content-Type", "application/json")
+                        .timeout(Duration.ofSeconds(30))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != expected) {
+            throw new IllegalStateException(r.request().uri().getPath() + " → " + r.statusCode() + " " + r.body());
+        }
+        return JSON.readTree(r.body());
+    }
+
+    private static boolean pause() {
+        try {
+            Thread.sleep(50);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static double pct(long[] sorted, double q) {
+        return sorted.length == 0 ? 0 : sorted[(int) Math.min(sorted.length - 1, Math.floor(q * sorted.length))] / 1e6;
+    }
+}
