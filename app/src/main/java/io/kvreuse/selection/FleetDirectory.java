@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -41,8 +42,10 @@ public class FleetDirectory {
 
     private final DatabaseClient db;
     private final PgNotifications notifications;
-    private final Map<UUID, Incarnation> incarnations = new ConcurrentHashMap<>();
-    private final Map<String, Domain> domains = new ConcurrentHashMap<>();
+    private final Map<UUID, Stamped<Incarnation>> incarnations = new ConcurrentHashMap<>();
+    private final Map<String, Stamped<Domain>> domains = new ConcurrentHashMap<>();
+    // orders reloads and refreshes: a refresh never overwrites or removes what a later reload read
+    private final AtomicLong stamps = new AtomicLong();
     private @Nullable Disposable feed;
 
     FleetDirectory(DatabaseClient db, PgNotifications notifications) {
@@ -79,11 +82,13 @@ public class FleetDirectory {
             CostModel costModel) {}
 
     public @Nullable Incarnation incarnation(UUID id) {
-        return incarnations.get(id);
+        Stamped<Incarnation> s = incarnations.get(id);
+        return s == null ? null : s.value();
     }
 
     public @Nullable Domain domain(String id) {
-        return domains.get(id);
+        Stamped<Domain> s = domains.get(id);
+        return s == null ? null : s.value();
     }
 
     @EventListener(ApplicationReadyEvent.class)
@@ -106,21 +111,38 @@ public class FleetDirectory {
     }
 
     Mono<Void> refresh() {
-        Mono<Void> domainLoad = loadDomains(db.sql(DOMAINS))
-                .collectMap(Domain::id)
-                .doOnNext(fresh -> {
-                    domains.putAll(fresh);
-                    domains.keySet().retainAll(fresh.keySet());
-                })
-                .then();
-        Mono<Void> incarnationLoad = loadIncarnations(db.sql(INCARNATIONS + " GROUP BY i.incarnation_id"))
-                .collectMap(Incarnation::id)
-                .doOnNext(fresh -> {
-                    incarnations.putAll(fresh);
-                    incarnations.keySet().retainAll(fresh.keySet());
-                })
-                .then();
-        return domainLoad.then(incarnationLoad);
+        return Mono.defer(() -> {
+            long start = stamps.incrementAndGet();
+            Mono<Void> domainLoad = loadDomains(db.sql(DOMAINS))
+                    .collectMap(Domain::id)
+                    .doOnNext(fresh -> merge(domains, fresh, start, (old, neu) -> true))
+                    .then();
+            Mono<Void> incarnationLoad = loadIncarnations(db.sql(INCARNATIONS + " GROUP BY i.incarnation_id"))
+                    .collectMap(Incarnation::id)
+                    .doOnNext(fresh -> merge(incarnations, fresh, start, FleetDirectory::newer))
+                    .then();
+            return domainLoad.then(incarnationLoad);
+        });
+    }
+
+    /** A value and the stamp of the read that produced it. */
+    private record Stamped<T>(T value, long stamp) {}
+
+    /** Every state change bumps the fencing epoch, so a lower epoch is an older read. */
+    private static boolean newer(Incarnation old, Incarnation neu) {
+        return neu.fencingEpoch() >= old.fencingEpoch();
+    }
+
+    /** Applies a full read taken at {@code start}, keeping anything a reload read after it. */
+    private static <K, T> void merge(
+            Map<K, Stamped<T>> map, Map<K, T> fresh, long start, java.util.function.BiPredicate<T, T> newer) {
+        fresh.forEach((k, v) -> map.compute(
+                k,
+                (key, old) -> old == null || (old.stamp() < start && newer.test(old.value(), v))
+                        ? new Stamped<>(v, start)
+                        : old));
+        map.entrySet()
+                .removeIf(e -> !fresh.containsKey(e.getKey()) && e.getValue().stamp() < start);
     }
 
     private Mono<Void> reload(String payload) {
@@ -135,12 +157,16 @@ public class FleetDirectory {
             return loadIncarnations(db.sql(INCARNATIONS + " AND i.incarnation_id = :id GROUP BY i.incarnation_id")
                             .bind("id", incarnationId))
                     .singleOrEmpty()
-                    .doOnNext(i -> incarnations.put(i.id(), i))
+                    .doOnNext(i -> incarnations.compute(
+                            i.id(),
+                            (key, old) -> old == null || newer(old.value(), i)
+                                    ? new Stamped<>(i, stamps.incrementAndGet())
+                                    : old))
                     .switchIfEmpty(Mono.fromRunnable(() -> incarnations.remove(incarnationId)))
                     .then();
         }
         return loadDomains(db.sql(DOMAINS + " WHERE d.domain_id = :id").bind("id", id))
-                .doOnNext(d -> domains.put(d.id(), d))
+                .doOnNext(d -> domains.put(d.id(), new Stamped<>(d, stamps.incrementAndGet())))
                 .then();
     }
 
