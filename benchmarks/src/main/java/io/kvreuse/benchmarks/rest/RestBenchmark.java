@@ -51,9 +51,15 @@ public final class RestBenchmark {
             System.out.println("== measured, open loop at " + rate + "/s");
             OpenLoop.Result trivialResult =
                     OpenLoop.run(http, rate, Math.max(10, seconds / 2), trivial, r -> "status " + r.statusCode());
+            ServerHistogram before = ServerHistogram.read(http, cp.operator);
             OpenLoop.Result selectionResult = OpenLoop.run(http, rate, seconds, selection, RestBenchmark::decision);
+            ServerHistogram during = ServerHistogram.read(http, cp.operator).minus(before);
             System.out.println(trivialResult.summary("GET liveness"));
             System.out.println(selectionResult.summary("POST donor-selections"));
+            System.out.printf(
+                    "server-side selection time (kvreuse_selection_latency, parsed request to answer): "
+                            + "p50 <= %.3f ms, p99 <= %.3f ms, p99.9 <= %.3f ms over %d selections%n",
+                    during.percentileMs(50), during.percentileMs(99), during.percentileMs(99.9), during.count());
             System.out.printf(
                     "median ratio selection/trivial: %.2f%n",
                     (double) selectionResult.percentile(50) / Math.max(1, trivialResult.percentile(50)));
