@@ -1,19 +1,25 @@
 package io.kvreuse.agent;
 
+import io.kvreuse.transfer.MemoryKind;
+import io.kvreuse.transfer.NixlAgent;
+import io.kvreuse.transfer.RegisteredRegion;
+import io.kvreuse.transfer.cuda.CudaException;
+import io.kvreuse.transfer.cuda.CudaIpc;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
- * {@code cuda-ipc://<gpuOrdinal>/<handle>}: a region exported by an engine with {@code
- * cudaIpcGetMemHandle}, opened here with {@code cudaIpcOpenMemHandle} on the agent's thread for that
- * GPU. It needs the CUDA runtime; without {@code libcudart} it is unavailable and says so at boot.
- * The opening itself belongs in {@code transfer-ffm} (the app never binds native code), which does
- * not bind the CUDA runtime yet: until it does, this importer refuses with that reason even where
- * {@code libcudart} is present, and parts naming such regions fail cleanly without touching memory.
+ * {@code cuda-ipc://<gpuOrdinal>/<handle>?size=<bytes>}: a region an engine exported with {@code
+ * cudaIpcGetMemHandle} (the 64-byte handle in URL-safe base64), opened here with {@code
+ * cudaIpcOpenMemHandle} through {@code transfer-ffm} and registered with NIXL as VRAM. It needs
+ * the CUDA runtime: without {@code libcudart} it is unavailable and says so at boot.
  */
 final class CudaIpcImporter implements RegionImporter {
 
@@ -24,6 +30,7 @@ final class CudaIpcImporter implements RegionImporter {
             Path.of("/usr/lib/x86_64-linux-gnu"),
             Path.of("/usr/lib64"));
 
+    private final @Nullable Path runtime;
     private final String reason;
 
     CudaIpcImporter() {
@@ -31,11 +38,19 @@ final class CudaIpcImporter implements RegionImporter {
     }
 
     CudaIpcImporter(List<Path> searchPath) {
-        this.reason = findRuntime(searchPath).isEmpty()
-                ? "libcudart.so not found in " + searchPath
-                        + ": install the CUDA runtime or add its directory to LD_LIBRARY_PATH"
-                : "the CUDA IPC import needs a CUDA runtime binding in transfer-ffm, which this build does not"
-                        + " include; run engines with shm:// regions (emulation) or a build with CUDA support";
+        this(findRuntime(searchPath).stream().findFirst().orElse(null), searchPath);
+    }
+
+    /** With an explicit runtime library (tests use a stand-in built from C). */
+    CudaIpcImporter(@Nullable Path runtime, List<Path> searchedFor) {
+        this.runtime = runtime;
+        if (runtime == null) {
+            this.reason = "libcudart.so not found in " + searchedFor
+                    + ": install the CUDA runtime or add its directory to LD_LIBRARY_PATH";
+        } else {
+            String problem = CudaIpc.unavailableReason(runtime);
+            this.reason = problem == null ? "" : problem;
+        }
     }
 
     @Override
@@ -50,7 +65,67 @@ final class CudaIpcImporter implements RegionImporter {
 
     @Override
     public ImportedRegion open(String regionRef) {
-        throw new PartRefusedException("cannot import " + SCHEME + " region: " + reason);
+        if (!reason.isEmpty() || runtime == null) {
+            throw new PartRefusedException("cannot import " + SCHEME + " region: " + reason);
+        }
+        Ref ref = Ref.parse(regionRef);
+        try {
+            return new Imported(regionRef, ref.size(), CudaIpc.open(runtime).importHandle(ref.device(), ref.handle()));
+        } catch (CudaException e) {
+            throw new PartRefusedException(
+                    "cannot import " + regionRef.substring(0, regionRef.indexOf('/', 11) + 1) + "…: " + e.getMessage());
+        }
+    }
+
+    /** The parts of a {@code cuda-ipc://} reference. */
+    record Ref(int device, byte[] handle, long size) {
+
+        static Ref parse(String regionRef) {
+            try {
+                URI uri = URI.create(regionRef);
+                int device = Integer.parseInt(uri.getHost() == null ? uri.getAuthority() : uri.getHost());
+                byte[] handle = Base64.getUrlDecoder().decode(uri.getPath().substring(1));
+                String query = uri.getQuery() == null ? "" : uri.getQuery();
+                long size = -1;
+                for (String pair : query.split("&")) {
+                    if (pair.startsWith("size=")) {
+                        size = Long.parseLong(pair.substring(5));
+                    }
+                }
+                if (device < 0 || handle.length != CudaIpc.HANDLE_BYTES || size <= 0) {
+                    throw new IllegalArgumentException("device, 64-byte handle and size are required");
+                }
+                return new Ref(device, handle, size);
+            } catch (RuntimeException e) {
+                throw new PartRefusedException(
+                        "malformed " + SCHEME + " region reference (want cuda-ipc://<gpu>/<base64 handle>"
+                                + "?size=<bytes>): " + e.getMessage());
+            }
+        }
+    }
+
+    private record Imported(String regionRef, long size, CudaIpc.Mapping mapping) implements ImportedRegion {
+
+        @Override
+        public MemoryKind kind() {
+            return MemoryKind.VRAM;
+        }
+
+        /** An engine that re-exports its memory publishes a new handle, hence a new reference. */
+        @Override
+        public boolean isCurrent() {
+            return true;
+        }
+
+        @Override
+        public RegisteredRegion register(NixlAgent agent, long devId) {
+            return agent.register(MemoryKind.VRAM, mapping.address(), size, devId);
+        }
+
+        @Override
+        public void close() {
+            mapping.close();
+        }
     }
 
     static List<Path> findRuntime(List<Path> dirs) {
@@ -58,6 +133,7 @@ final class CudaIpcImporter implements RegionImporter {
         for (Path dir : dirs) {
             try (Stream<Path> files = Files.list(dir)) {
                 files.filter(f -> f.getFileName().toString().startsWith("libcudart.so"))
+                        .sorted()
                         .forEach(found::add);
             } catch (IOException | RuntimeException absent) {
                 // not a directory here
