@@ -224,7 +224,7 @@ class BankStore {
     }
 
     /** How many ranks hold a block and whether they agree on where and what it is. */
-    record Agreement(InventoryBlock block, int ranks, boolean agrees) {}
+    record Agreement(InventoryBlock stored, int ranks, boolean agrees) {}
 
     /** Index ops collected through one transaction. */
     static final class ChangeSet {

@@ -139,7 +139,7 @@ class BankWrites {
         }
         Map<Long, BankStore.Agreement> seen = new HashMap<>();
         return store.agreement(bankId, touched)
-                .doOnNext(a -> seen.put(a.block().seqHash(), a))
+                .doOnNext(a -> seen.put(a.stored().seqHash(), a))
                 .then(Mono.fromSupplier(() -> {
                     boolean disagreement = false;
                     for (BankStore.Agreement a : seen.values()) {
@@ -147,7 +147,7 @@ class BankWrites {
                             disagreement = true;
                         }
                         if (a.ranks() == tp && a.agrees()) {
-                            changes.add(IndexOp.store(a.block()));
+                            changes.add(IndexOp.store(a.stored()));
                         }
                     }
                     for (Long hash : deleted) {

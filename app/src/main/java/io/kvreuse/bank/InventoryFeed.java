@@ -166,11 +166,11 @@ public class InventoryFeed {
     private Mono<Void> load(BankRow row) {
         return store.eligible(row.bankId(), row.tp())
                 .map(a -> new StoredBlock(
-                        a.block().seqHash(),
-                        a.block().parentHash(),
-                        a.block().position(),
-                        a.block().slot(),
-                        a.block().mmLineage()))
+                        a.stored().seqHash(),
+                        a.stored().parentHash(),
+                        a.stored().position(),
+                        a.stored().slot(),
+                        a.stored().mmLineage()))
                 .collectList()
                 .doOnNext(blocks -> {
                     if (banks.remove(row.bankId()) != null) {
