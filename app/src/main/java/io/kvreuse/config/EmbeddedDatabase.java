@@ -21,6 +21,11 @@ final class EmbeddedDatabase {
 
     private static final Log log = LogFactory.getLog(EmbeddedDatabase.class);
     private static final Map<Path, EmbeddedPostgres> running = new HashMap<>();
+    // set once a Spring context owns the shutdown order; its lifecycle stops PostgreSQL last
+    private static final java.util.concurrent.atomic.AtomicBoolean contextManaged =
+            new java.util.concurrent.atomic.AtomicBoolean();
+    private static final java.util.concurrent.CountDownLatch stoppedByContext =
+            new java.util.concurrent.CountDownLatch(1);
 
     private EmbeddedDatabase() {}
 
@@ -40,11 +45,42 @@ final class EmbeddedDatabase {
                     .setServerConfig("max_connections", "200")
                     .start();
             running.put(dir, pg);
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> close(pg), "kvreuse-embedded-postgres-stop"));
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> stopAtExit(pg), "kvreuse-embedded-postgres-stop"));
             return pg;
         } catch (IOException e) {
             throw new UncheckedIOException("could not start the embedded PostgreSQL in " + dir, e);
         }
+    }
+
+    /**
+     * At JVM exit: if the application context manages shutdown, wait for it to drain requests and stop
+     * PostgreSQL last (graceful shutdown); otherwise (a start that failed) stop it now, never orphan it.
+     */
+    private static void stopAtExit(EmbeddedPostgres pg) {
+        if (contextManaged.get()) {
+            try {
+                stoppedByContext.await(60, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        synchronized (EmbeddedDatabase.class) {
+            if (running.containsValue(pg)) {
+                close(pg);
+            }
+        }
+    }
+
+    /** Called when the application context starts: from now on its lifecycle stops the database. */
+    static void managedByContext() {
+        contextManaged.set(true);
+    }
+
+    /** Called by the context's last lifecycle phase: every request has drained. */
+    static synchronized void stopAll() {
+        running.values().forEach(EmbeddedDatabase::close);
+        running.clear();
+        stoppedByContext.countDown();
     }
 
     private static void close(EmbeddedPostgres pg) {
