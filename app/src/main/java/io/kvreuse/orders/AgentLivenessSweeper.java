@@ -1,0 +1,94 @@
+package io.kvreuse.orders;
+
+import io.kvreuse.audit.AuditEntry;
+import io.kvreuse.audit.AuditTrail;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.reactive.TransactionalOperator;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Marks node agents SUSPECT, then OFFLINE, when their heartbeats stop; a heartbeat or a
+ * re-registration makes them ONLINE again. Runs on one replica at a time (advisory lock). An
+ * OFFLINE agent's orders are not reassigned: a transfer it started may still be running.
+ */
+@Component
+class AgentLivenessSweeper {
+
+    private static final Log log = LogFactory.getLog(AgentLivenessSweeper.class);
+    private static final long LOCK_KEY = 0x6b76_7265_7573_6541L;
+
+    private final DatabaseClient db;
+    private final TransactionalOperator tx;
+    private final AuditTrail audit;
+    private final Clock clock;
+    private final AgentLivenessProperties properties;
+
+    AgentLivenessSweeper(
+            DatabaseClient db,
+            TransactionalOperator tx,
+            AuditTrail audit,
+            Clock clock,
+            AgentLivenessProperties properties) {
+        this.db = db;
+        this.tx = tx;
+        this.audit = audit;
+        this.clock = clock;
+        this.properties = properties;
+    }
+
+    @Scheduled(fixedDelayString = "${kvreuse.agents.sweep-interval:1s}")
+    void scheduled() {
+        sweepOnce()
+                .subscribe(
+                        null, e -> log.warn("agent liveness sweep failed; retrying next interval: " + e.getMessage()));
+    }
+
+    /** One sweep; the agents moved, or empty when another replica holds the sweep. */
+    Mono<List<Moved>> sweepOnce() {
+        Instant now = clock.instant();
+        return db.sql("SELECT pg_try_advisory_xact_lock(:key) AS locked")
+                .bind("key", LOCK_KEY)
+                .map((row, meta) -> Boolean.TRUE.equals(row.get("locked", Boolean.class)))
+                .one()
+                .flatMapMany(locked -> locked ? move(now) : Flux.empty())
+                .concatMap(m -> audit.record(
+                                AuditEntry.transition("system", "agent", m.hostId(), m.from(), m.to(), m.epoch()))
+                        .thenReturn(m))
+                .collectList()
+                .as(tx::transactional);
+    }
+
+    private Flux<Moved> move(Instant now) {
+        return db.sql("""
+                        WITH due AS (
+                            SELECT host_id, state AS from_state FROM node_agent
+                            WHERE (state = 'ONLINE' AND last_heartbeat_at < :suspect)
+                               OR (state = 'SUSPECT' AND last_heartbeat_at < :offline)
+                            FOR UPDATE SKIP LOCKED)
+                        UPDATE node_agent n
+                        SET state = CASE WHEN n.last_heartbeat_at < :offline THEN 'OFFLINE' ELSE 'SUSPECT' END
+                        FROM due WHERE n.host_id = due.host_id
+                        RETURNING n.host_id, due.from_state, n.state, n.agent_epoch
+                        """)
+                .bind("suspect", now.minus(properties.suspectAfter()).atOffset(ZoneOffset.UTC))
+                .bind("offline", now.minus(properties.offlineAfter()).atOffset(ZoneOffset.UTC))
+                .map((row, meta) -> new Moved(
+                        row.get("host_id", String.class),
+                        row.get("from_state", String.class),
+                        row.get("state", String.class),
+                        row.get("agent_epoch", Long.class)))
+                .all();
+    }
+
+    /** One agent's change of liveness. */
+    record Moved(String hostId, String from, String to, long epoch) {}
+}

@@ -1,0 +1,83 @@
+package io.kvreuse.orders;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvreuse.security.Role;
+import io.kvreuse.support.Fleet;
+import io.kvreuse.support.IntegrationTest;
+import io.kvreuse.support.LeaseWorld;
+import io.kvreuse.support.MutableClock;
+import io.kvreuse.support.TestTokens;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/** Node agents go SUSPECT, then OFFLINE, when their heartbeats stop, and come back with the next one. */
+@IntegrationTest
+class AgentLivenessIntegrationTests {
+
+    @Autowired
+    WebTestClient http;
+
+    @Autowired
+    TestTokens tokens;
+
+    @Autowired
+    MutableClock clock;
+
+    @Autowired
+    AgentLivenessSweeper sweeper;
+
+    @Test
+    void silentAgentsGoSuspectThenOfflineAndAHeartbeatBringsThemBack() {
+        Fleet fleet = new Fleet(http, tokens);
+        String host = Fleet.host();
+        String token = tokens.mint(Role.AGENT);
+        fleet.post(
+                "/api/v1/agents",
+                token,
+                Map.of(
+                        "hostId", host,
+                        "gpus", List.of(Map.of("ordinal", 0, "uuid", "GPU-" + UUID.randomUUID())),
+                        "nixlAgents", List.of()),
+                201);
+        assertThat(state(fleet, host)).isEqualTo("ONLINE");
+
+        clock.advance(Duration.ofSeconds(20));
+        sweep(host, "SUSPECT", fleet);
+        clock.advance(Duration.ofSeconds(45));
+        sweep(host, "OFFLINE", fleet);
+
+        fleet.post("/api/v1/agents/" + host + "/heartbeat", token, Map.of(), 200);
+        assertThat(state(fleet, host)).isEqualTo("ONLINE");
+        assertThat(count(host)).as("SUSPECT and OFFLINE audited").isGreaterThanOrEqualTo(2);
+    }
+
+    @Autowired
+    org.springframework.r2dbc.core.DatabaseClient db;
+
+    private long count(String host) {
+        return db.sql(
+                        "SELECT count(*) AS n FROM audit_event WHERE subject_type = 'agent' AND subject_id = :h AND action = 'TRANSITION'")
+                .bind("h", host)
+                .map((row, meta) -> row.get("n", Long.class))
+                .one()
+                .block(Duration.ofSeconds(5));
+    }
+
+    private void sweep(String host, String expected, Fleet fleet) {
+        for (int i = 0; i < 40 && !expected.equals(state(fleet, host)); i++) {
+            sweeper.sweepOnce().block(Duration.ofSeconds(5));
+            LeaseWorld.sleep(25);
+        }
+        assertThat(state(fleet, host)).isEqualTo(expected);
+    }
+
+    private String state(Fleet fleet, String host) {
+        return (String) fleet.get("/api/v1/agents/" + host, tokens.operator()).get("state");
+    }
+}
