@@ -4,6 +4,7 @@ import io.kvreuse.cleanup.CleanupPlans;
 import io.kvreuse.cleanup.CleanupRecords;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.security.CurrentPrincipal;
+import io.kvreuse.web.Problems;
 import java.util.Objects;
 import java.util.UUID;
 import org.springframework.http.HttpStatus;
@@ -119,13 +120,6 @@ class CleanupPageController {
     }
 
     private static HttpStatus status(KvReuseException e) {
-        return switch (e.kind()) {
-            case INVALID -> HttpStatus.BAD_REQUEST;
-            case NOT_FOUND -> HttpStatus.NOT_FOUND;
-            case FORBIDDEN -> HttpStatus.FORBIDDEN;
-            case CONFLICT -> HttpStatus.CONFLICT;
-            case REFUSED -> HttpStatus.UNPROCESSABLE_CONTENT;
-            case UNAVAILABLE -> HttpStatus.SERVICE_UNAVAILABLE;
-        };
+        return Problems.status(e.kind());
     }
 }

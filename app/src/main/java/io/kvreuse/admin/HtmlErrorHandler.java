@@ -1,6 +1,7 @@
 package io.kvreuse.admin;
 
 import io.kvreuse.error.KvReuseException;
+import io.kvreuse.web.Problems;
 import java.util.List;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -100,14 +101,7 @@ class HtmlErrorHandler implements WebExceptionHandler {
     }
 
     private static HttpStatus status(KvReuseException e) {
-        return switch (e.kind()) {
-            case INVALID -> HttpStatus.BAD_REQUEST;
-            case NOT_FOUND -> HttpStatus.NOT_FOUND;
-            case FORBIDDEN -> HttpStatus.FORBIDDEN;
-            case CONFLICT -> HttpStatus.CONFLICT;
-            case REFUSED -> HttpStatus.UNPROCESSABLE_CONTENT;
-            case UNAVAILABLE -> HttpStatus.SERVICE_UNAVAILABLE;
-        };
+        return Problems.status(e.kind());
     }
 
     private static Page storeDown() {

@@ -21,7 +21,8 @@ public final class Problems {
         return URI.create(TYPE_BASE + slug);
     }
 
-    static HttpStatus status(ProblemKind kind) {
+    /** The one mapping from a problem kind to its HTTP status, for JSON and HTML errors alike. */
+    public static HttpStatus status(ProblemKind kind) {
         return switch (kind) {
             case INVALID -> HttpStatus.BAD_REQUEST;
             case NOT_FOUND -> HttpStatus.NOT_FOUND;
