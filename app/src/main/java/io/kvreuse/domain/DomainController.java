@@ -43,14 +43,6 @@ class DomainController {
             description =
                     "parallelism-not-supported, cpu-transport-requires-tp1, mixed-transport-not-supported, transform-not-supported, head-partition-not-supported, tp-must-divide-kv-heads, domain-revoked",
             content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "401",
-            description = "unauthorized: no valid bearer token",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "403",
-            description = "forbidden: this token's role may not call it",
-            content = @Content(mediaType = PROBLEM))
     @PostMapping
     Mono<ResponseEntity<DomainResponse>> certify(@Valid @RequestBody CertifyRequest request) {
         return Mono.fromCallable(request::toContract)
@@ -64,10 +56,6 @@ class DomainController {
 
     @ApiResponse(responseCode = "200", description = "domains matching the filters")
     @ApiResponse(responseCode = "400", description = "invalid-parameter", content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "401",
-            description = "unauthorized: no valid bearer token",
-            content = @Content(mediaType = PROBLEM))
     @GetMapping
     Flux<DomainResponse> list(
             @RequestParam(required = false) @Nullable DomainStatus status,
@@ -78,10 +66,6 @@ class DomainController {
 
     @ApiResponse(responseCode = "200", description = "the domain, certified or revoked")
     @ApiResponse(responseCode = "404", description = "domain-not-found", content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "401",
-            description = "unauthorized: no valid bearer token",
-            content = @Content(mediaType = PROBLEM))
     @GetMapping("/{domainId}")
     Mono<DomainResponse> get(@PathVariable String domainId) {
         return domains.find(domainId).map(DomainResponse::of);
@@ -94,14 +78,6 @@ class DomainController {
             description = "invalid-request, malformed-request: a reason is required",
             content = @Content(mediaType = PROBLEM))
     @ApiResponse(responseCode = "404", description = "domain-not-found", content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "401",
-            description = "unauthorized: no valid bearer token",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "403",
-            description = "forbidden: this token's role may not call it",
-            content = @Content(mediaType = PROBLEM))
     @PostMapping("/{domainId}/revoke")
     Mono<DomainResponse> revoke(@PathVariable String domainId, @Valid @RequestBody RevokeRequest request) {
         return CurrentPrincipal.get()

@@ -55,14 +55,6 @@ class IncarnationController {
             responseCode = "422",
             description = "unknown-domain, domain-revoked, rank-layout-mismatch, idempotency-key-reused",
             content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "401",
-            description = "unauthorized: no valid bearer token",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "403",
-            description = "forbidden: this token's role may not call it",
-            content = @Content(mediaType = PROBLEM))
     @PostMapping
     Mono<ResponseEntity<StateReport>> register(
             @Valid @RequestBody RegisterRequest request,
@@ -88,14 +80,6 @@ class IncarnationController {
             responseCode = "409",
             description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
             content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "401",
-            description = "unauthorized: no valid bearer token",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "403",
-            description = "forbidden: this token's role may not call it",
-            content = @Content(mediaType = PROBLEM))
     @PostMapping("/{id}/heartbeat")
     Mono<StateReport> heartbeat(
             @PathVariable UUID id, @RequestHeader(name = EPOCH_HEADER, required = false) @Nullable Long epoch) {
@@ -114,14 +98,6 @@ class IncarnationController {
     @ApiResponse(
             responseCode = "409",
             description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "401",
-            description = "unauthorized: no valid bearer token",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "403",
-            description = "forbidden: this token's role may not call it",
             content = @Content(mediaType = PROBLEM))
     @PostMapping("/{id}/drain")
     Mono<StateReport> drain(
@@ -145,14 +121,6 @@ class IncarnationController {
             responseCode = "409",
             description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
             content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "401",
-            description = "unauthorized: no valid bearer token",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "403",
-            description = "forbidden: this token's role may not call it",
-            content = @Content(mediaType = PROBLEM))
     @PostMapping("/{id}/exit")
     Mono<StateReport> exit(
             @PathVariable UUID id,
@@ -164,14 +132,6 @@ class IncarnationController {
 
     @ApiResponse(responseCode = "200", description = "the incarnations visible to this token")
     @ApiResponse(responseCode = "400", description = "invalid-parameter", content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "401",
-            description = "unauthorized: no valid bearer token",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "403",
-            description = "forbidden: this token's role may not call it",
-            content = @Content(mediaType = PROBLEM))
     @GetMapping
     Flux<IncarnationView> list(
             @RequestParam(required = false) @Nullable IncarnationState state,
@@ -191,14 +151,6 @@ class IncarnationController {
     @ApiResponse(
             responseCode = "404",
             description = "incarnation-not-found (also for another engine's incarnation)",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "401",
-            description = "unauthorized: no valid bearer token",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "403",
-            description = "forbidden: this token's role may not call it",
             content = @Content(mediaType = PROBLEM))
     @GetMapping("/{id}")
     Mono<IncarnationView> get(@PathVariable UUID id) {
