@@ -37,6 +37,19 @@ class IncarnationStore {
                         ranks(List.of(id)).map(RankRow::rank).collectList().map(row::withRanks));
     }
 
+    Mono<Incarnations.Ownership> ownership(UUID id) {
+        return db.sql(
+                        "SELECT owner_subject, host_id, state, fencing_epoch FROM engine_incarnation WHERE incarnation_id = :id")
+                .bind("id", id)
+                .map((r, m) -> new Incarnations.Ownership(
+                        id,
+                        r.get("owner_subject", String.class),
+                        r.get("host_id", String.class),
+                        IncarnationState.valueOf(r.get("state", String.class)),
+                        r.get("fencing_epoch", Long.class)))
+                .one();
+    }
+
     /** Incarnations matching every filter and visible to the principal, newest first. */
     Flux<IncarnationView> list(Filter f, ApiPrincipal p, int limit) {
         return db.sql("""

@@ -67,12 +67,30 @@ public class Incarnations {
     }
 
     static boolean visibleTo(IncarnationView v, ApiPrincipal p) {
+        return visibleTo(v.ownerSubject(), v.hostId(), p);
+    }
+
+    private static boolean visibleTo(String ownerSubject, String hostId, ApiPrincipal p) {
         return switch (p.role()) {
             case OPERATOR -> true;
-            case ENGINE -> v.ownerSubject().equals(p.subject());
-            case AGENT -> v.hostId().equals(p.subject());
+            case ENGINE -> ownerSubject.equals(p.subject());
+            case AGENT -> hostId.equals(p.subject());
             case ROUTER -> false;
         };
+    }
+
+    /** Who owns an incarnation and at which epoch: what the command channel checks on every call. */
+    public record Ownership(
+            UUID incarnationId, String ownerSubject, String hostId, IncarnationState state, long fencingEpoch) {}
+
+    /**
+     * As {@link #requireOwned}, reading only the incarnation's own row (one statement, no ranks):
+     * for the command channel, which checks ownership and epoch on every poll and acknowledgement.
+     */
+    public Mono<Ownership> requireOwnership(UUID id, ApiPrincipal principal) {
+        return store.ownership(id)
+                .filter(o -> visibleTo(o.ownerSubject(), o.hostId(), principal))
+                .switchIfEmpty(Mono.error(() -> new NoSuchIncarnationException(id)));
     }
 
     /** Incarnations visible to the principal that match the filter, newest first. */

@@ -73,7 +73,7 @@ public class EngineCommands {
     /** Open commands of an incarnation the principal owns, waiting up to {@code wait} for some. */
     public Mono<List<EngineCommand>> poll(UUID incarnationId, Duration wait, ApiPrincipal principal) {
         return incarnations
-                .requireOwned(incarnationId, principal)
+                .requireOwnership(incarnationId, principal)
                 .then(longPoll.poll(
                         PgNotifications.COMMANDS, incarnationId.toString(), wait, () -> claim(incarnationId)));
     }
@@ -96,7 +96,7 @@ public class EngineCommands {
             long epoch,
             @Nullable String detail,
             ApiPrincipal principal) {
-        return incarnations.requireOwned(incarnationId, principal).flatMap(inc -> {
+        return incarnations.requireOwnership(incarnationId, principal).flatMap(inc -> {
             if (inc.fencingEpoch() != epoch) {
                 metrics.stale("incarnation");
                 return Mono.error(LeaseProblems.staleEpoch("incarnation " + incarnationId, epoch, inc.fencingEpoch()));

@@ -17,6 +17,7 @@ import reactor.core.publisher.Mono;
 class LeaseStore {
 
     private final DatabaseClient db;
+    private final java.util.Map<String, Integer> tpSizes = new java.util.concurrent.ConcurrentHashMap<>();
 
     LeaseStore(DatabaseClient db) {
         this.db = db;
@@ -117,11 +118,22 @@ class LeaseStore {
     }
 
     /** TP size of the lease's domain: the number of ranks on each side. */
+    /** A domain's tensor-parallel size; a certified contract never changes, so it is read once. */
     Mono<Integer> tp(String domainId) {
+        Integer known = tpSizes.get(domainId);
+        if (known != null) {
+            return Mono.just(known);
+        }
         return db.sql("SELECT tp_size FROM layout_domain WHERE domain_id = :d")
                 .bind("d", domainId)
                 .map((r, m) -> r.get("tp_size", Integer.class))
-                .one();
+                .one()
+                .doOnNext(tp -> {
+                    if (tpSizes.size() > 10_000) {
+                        tpSizes.clear();
+                    }
+                    tpSizes.put(domainId, tp);
+                });
     }
 
     /** An incarnation's current fencing state: what reports and leases are checked against. */

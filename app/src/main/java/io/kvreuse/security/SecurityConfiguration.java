@@ -134,8 +134,9 @@ class SecurityConfiguration {
             String secret = String.valueOf(authentication.getCredentials());
             return tokens.authenticate(secret)
                     .<Authentication>map(TokenAuthentication::new)
-                    .switchIfEmpty(Mono.error(new org.springframework.security.authentication.BadCredentialsException(
-                            "unknown or revoked token")));
+                    .switchIfEmpty(
+                            Mono.error(() -> new org.springframework.security.authentication.BadCredentialsException(
+                                    "unknown or revoked token")));
         };
     }
 }

@@ -5,6 +5,7 @@ import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactoryProvider;
 import io.r2dbc.postgresql.codec.Json;
 import io.r2dbc.spi.ConnectionFactory;
+import io.r2dbc.spi.ValidationDepth;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.util.Map;
@@ -40,7 +41,7 @@ class LeaseProposals implements DisposableBean {
                         .initialSize(2)
                         .maxSize(16)
                         .maxAcquireTime(Duration.ofSeconds(2))
-                        .validationQuery("SELECT 1")
+                        .validationDepth(ValidationDepth.LOCAL)
                         .build());
         this.db = DatabaseClient.create(connections);
         if (connections instanceof ConnectionPool pool) {
