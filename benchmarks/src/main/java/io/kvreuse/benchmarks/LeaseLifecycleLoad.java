@@ -53,10 +53,10 @@ public final class LeaseLifecycleLoad {
             String host,
             String donor,
             String donorId,
-            long donorEpoch,
+            AtomicLong donorEpoch,
             String target,
             String targetId,
-            long targetEpoch,
+            AtomicLong targetEpoch,
             String agent,
             long agentEpoch,
             String router,
@@ -71,7 +71,9 @@ public final class LeaseLifecycleLoad {
         for (int i = 0; i < pipelines; i++) {
             pipes.add(pipe(domain));
         }
-        Thread beat = Thread.ofVirtual().start(() -> heartbeats(pipes));
+        List<Thread> beats = pipes.stream()
+                .map(p -> Thread.ofVirtual().start(() -> heartbeats(p)))
+                .toList();
         for (Pipe p : pipes) {
             lifecycle(p, true); // warm-up: waits until every replica index knows the bank
         }
@@ -108,7 +110,7 @@ public final class LeaseLifecycleLoad {
         for (Thread t : threads) {
             t.join();
         }
-        beat.interrupt();
+        beats.forEach(Thread::interrupt);
         long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
         double rate = done.get() / (double) seconds;
         System.out.printf(
@@ -156,11 +158,11 @@ public final class LeaseLifecycleLoad {
                 p.target(),
                 Map.of(
                         "fencingEpoch",
-                        p.targetEpoch(),
+                        p.targetEpoch().get(),
                         "ranks",
                         List.of(Map.of("rank", 0, "regionRef", "shm://dst", "slots", List.of(List.of(0, 8))))),
                 200);
-        ackOne(p.donorId(), p.donor(), p.donorEpoch(), lease, "PIN");
+        ackOne(p.donorId(), p.donor(), p.donorEpoch().get(), lease, "PIN");
         JsonNode order = first(
                 () -> get("/api/v1/agents/" + p.host() + "/orders?waitMs=2000", p.agent()),
                 o -> lease.equals(o.get("leaseId").asString()));
@@ -176,9 +178,9 @@ public final class LeaseLifecycleLoad {
         post(
                 "/api/v1/leases/" + lease + "/commit",
                 p.target(),
-                Map.of("fencingEpoch", p.targetEpoch(), "committedBlocks", 8),
+                Map.of("fencingEpoch", p.targetEpoch().get(), "committedBlocks", 8),
                 200);
-        ackOne(p.donorId(), p.donor(), p.donorEpoch(), lease, "UNPIN");
+        ackOne(p.donorId(), p.donor(), p.donorEpoch().get(), lease, "UNPIN");
         return true;
     }
 
@@ -273,24 +275,30 @@ public final class LeaseLifecycleLoad {
                 host,
                 donor,
                 donorId,
-                donorEpoch,
+                new AtomicLong(donorEpoch),
                 target,
                 targetId,
-                targetEpoch,
+                new AtomicLong(targetEpoch),
                 agent,
                 agentEpoch,
                 token("ROUTER"),
                 chain);
     }
 
-    private void heartbeats(List<Pipe> pipes) {
+    /** One pipeline's engines heartbeat on their own, as real engines do, so a slow one does not starve the others. */
+    private void heartbeats(Pipe p) {
         while (!Thread.currentThread().isInterrupted()) {
             try {
-                Thread.sleep(3_000);
-                for (Pipe p : pipes) {
-                    post("/api/v1/incarnations/" + p.donorId() + "/heartbeat", p.donor(), Map.of(), 200);
-                    post("/api/v1/incarnations/" + p.targetId() + "/heartbeat", p.target(), Map.of(), 200);
-                }
+                Thread.sleep(2_000);
+                // an engine that went SUSPECT under load comes back READY at a new epoch: report with it
+                p.donorEpoch()
+                        .set(post("/api/v1/incarnations/" + p.donorId() + "/heartbeat", p.donor(), Map.of(), 200)
+                                .get("fencingEpoch")
+                                .asLong());
+                p.targetEpoch()
+                        .set(post("/api/v1/incarnations/" + p.targetId() + "/heartbeat", p.target(), Map.of(), 200)
+                                .get("fencingEpoch")
+                                .asLong());
             } catch (InterruptedException e) {
                 return;
             } catch (Exception e) {
