@@ -72,8 +72,7 @@ class LeaseReports {
                                                             ? Mono.empty()
                                                             : Mono.error(LeaseProblems.destinationDiffers(id)));
                                 })))
-                .onErrorMap(DataIntegrityViolationException.class, e -> LeaseProblems.destinationOverlap(id))
-                .then(views.view(id));
+                .onErrorMap(DataIntegrityViolationException.class, e -> LeaseProblems.destinationOverlap(id));
     }
 
     private Mono<Void> allocate(LeaseRow lease, LeaseRequests.DestinationRequest req, String actor) {
@@ -123,32 +122,30 @@ class LeaseReports {
 
     Mono<LeaseView> commit(UUID id, LeaseRequests.CommitRequest req, ApiPrincipal p) {
         return locked(
-                        id,
-                        lease -> parties.target(lease, p, req.fencingEpoch()).flatMap(target -> {
-                            if (req.committedBlocks() > lease.fetchBlocks()) {
-                                return Mono.error(LeaseProblems.invalid("committedBlocks " + req.committedBlocks()
-                                        + " exceeds the " + lease.fetchBlocks() + " fetched"));
-                            }
-                            if ("COMMITTED".equals(lease.outcome())
-                                    && Objects.equals(lease.committedBlocks(), req.committedBlocks())) {
-                                return Mono.empty();
-                            }
-                            if (lease.state() != LeaseState.DELIVERED) {
-                                return Mono.error(LeaseProblems.wrongState(id, lease.state(), "a commit"));
-                            }
-                            if (target.epoch() != lease.targetEpoch()) {
-                                metrics.stale("lease");
-                                return Mono.error(
-                                        LeaseProblems.leaseFenced(id, "target", lease.targetEpoch(), target.epoch()));
-                            }
-                            return leases.committed(id, req.committedBlocks())
-                                    .then(commands.settle(id, "DELIVERED", "committed", ledger.now()))
-                                    .then(ledger.move(lease, LeaseState.COMMITTED, p.actor(), "COMMITTED", null))
-                                    .flatMap(c -> ledger.release(c, p.actor(), "COMMITTED", null))
-                                    .doOnSuccess(r -> metrics.committed(req.committedBlocks()))
-                                    .then();
-                        }))
-                .then(views.view(id));
+                id,
+                lease -> parties.target(lease, p, req.fencingEpoch()).flatMap(target -> {
+                    if (req.committedBlocks() > lease.fetchBlocks()) {
+                        return Mono.error(LeaseProblems.invalid("committedBlocks " + req.committedBlocks()
+                                + " exceeds the " + lease.fetchBlocks() + " fetched"));
+                    }
+                    if ("COMMITTED".equals(lease.outcome())
+                            && Objects.equals(lease.committedBlocks(), req.committedBlocks())) {
+                        return Mono.empty();
+                    }
+                    if (lease.state() != LeaseState.DELIVERED) {
+                        return Mono.error(LeaseProblems.wrongState(id, lease.state(), "a commit"));
+                    }
+                    if (target.epoch() != lease.targetEpoch()) {
+                        metrics.stale("lease");
+                        return Mono.error(LeaseProblems.leaseFenced(id, "target", lease.targetEpoch(), target.epoch()));
+                    }
+                    return leases.committed(id, req.committedBlocks())
+                            .then(commands.settle(id, "DELIVERED", "committed", ledger.now()))
+                            .then(ledger.move(lease, LeaseState.COMMITTED, p.actor(), "COMMITTED", null))
+                            .flatMap(c -> ledger.release(c, p.actor(), "COMMITTED", null))
+                            .doOnSuccess(r -> metrics.committed(req.committedBlocks()))
+                            .then();
+                }));
     }
 
     /** The target gives up (or an operator forces it): released at once unless a transfer may be writing. */
@@ -157,56 +154,59 @@ class LeaseReports {
                 ? "aborted"
                 : req.reason().strip();
         return locked(
-                        id,
-                        lease -> parties.target(lease, p, req.fencingEpoch()).flatMap(target -> switch (lease.state()) {
-                            case PROPOSED, SOURCE_PINNED, DELIVERED ->
-                                ledger.move(lease, LeaseState.FAILED, p.actor(), "ABORTED", reason)
-                                        .flatMap(f -> ledger.release(f, p.actor(), "ABORTED", null))
-                                        .then();
-                            case TRANSFERRING ->
-                                ledger.move(lease, LeaseState.UNCERTAIN, p.actor(), "ABORTED", reason)
-                                        .then();
-                            default -> Mono.<Void>empty();
-                        }))
-                .then(views.view(id));
+                id,
+                lease -> parties.target(lease, p, req.fencingEpoch()).flatMap(target -> switch (lease.state()) {
+                    case PROPOSED, SOURCE_PINNED, DELIVERED ->
+                        ledger.move(lease, LeaseState.FAILED, p.actor(), "ABORTED", reason)
+                                .flatMap(f -> ledger.release(f, p.actor(), "ABORTED", null))
+                                .then();
+                    case TRANSFERRING ->
+                        ledger.move(lease, LeaseState.UNCERTAIN, p.actor(), "ABORTED", reason)
+                                .then();
+                    default -> Mono.<Void>empty();
+                }));
     }
 
     /** Quiescence evidence for one side; with both sides quiesced a maybe-writing lease fails and releases. */
     Mono<LeaseView> quiesced(UUID id, LeaseRequests.QuiescedRequest req, ApiPrincipal p) {
         boolean source = req.side() == LeaseRequests.Side.SOURCE;
         return locked(
-                        id,
-                        lease -> parties.quiescenceWitness(lease, source, p, req.fencingEpoch())
-                                .then(leases.quiesced(id, source, !source))
-                                .then(ledger.auditAction(
-                                        lease,
-                                        p.actor(),
-                                        "QUIESCED",
-                                        req.evidence(),
-                                        Map.of("side", req.side().name())))
-                                .then(Mono.defer(() -> {
-                                    boolean both = (lease.sourceQuiesced() || source)
-                                            && (lease.destinationQuiesced() || !source);
-                                    if (!both || !lease.state().mayBeWriting()) {
-                                        return Mono.<Void>empty();
-                                    }
-                                    return ledger.move(
-                                                    lease,
-                                                    LeaseState.FAILED,
-                                                    p.actor(),
-                                                    null,
-                                                    "transfer quiesced on both sides")
-                                            .flatMap(f -> ledger.release(
-                                                    f, p.actor(), f.outcome() == null ? "FAILED" : f.outcome(), null))
-                                            .then();
-                                })))
-                .then(views.view(id));
+                id,
+                lease -> parties.quiescenceWitness(lease, source, p, req.fencingEpoch())
+                        .then(leases.quiesced(id, source, !source))
+                        .then(ledger.auditAction(
+                                lease,
+                                p.actor(),
+                                "QUIESCED",
+                                req.evidence(),
+                                Map.of("side", req.side().name())))
+                        .then(Mono.defer(() -> {
+                            boolean both =
+                                    (lease.sourceQuiesced() || source) && (lease.destinationQuiesced() || !source);
+                            if (!both || !lease.state().mayBeWriting()) {
+                                return Mono.<Void>empty();
+                            }
+                            return ledger.move(
+                                            lease,
+                                            LeaseState.FAILED,
+                                            p.actor(),
+                                            null,
+                                            "transfer quiesced on both sides")
+                                    .flatMap(f -> ledger.release(
+                                            f, p.actor(), f.outcome() == null ? "FAILED" : f.outcome(), null))
+                                    .then();
+                        })));
     }
 
-    private Mono<Void> locked(UUID id, java.util.function.Function<LeaseRow, Mono<Void>> action) {
+    /**
+     * Runs {@code action} on the locked lease and answers with the lease as the same transaction
+     * left it (read on its connection, before the commit releases the lock).
+     */
+    private Mono<LeaseView> locked(UUID id, java.util.function.Function<LeaseRow, Mono<Void>> action) {
         return leases.lock(id)
                 .switchIfEmpty(Mono.error(() -> LeaseProblems.noSuchLease(id)))
                 .flatMap(action)
+                .then(Mono.defer(() -> views.view(id)))
                 .as(tx::transactional);
     }
 
