@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 final class JarProcess {
 
     private static final Duration STARTUP = Duration.ofSeconds(180);
+    private static final Path SETSID = Path.of("/usr/bin/setsid");
 
     private final String name;
     private final int port;
@@ -40,7 +41,13 @@ final class JarProcess {
             throws IOException, InterruptedException {
         Files.createDirectories(logDir);
         Path log = logDir.resolve(name + ".log");
-        List<String> cmd = new ArrayList<>(List.of(java(), "--enable-native-access=ALL-UNNAMED", "-Xmx512m"));
+        List<String> cmd = new ArrayList<>();
+        if (Files.isExecutable(SETSID)) {
+            // a session of its own: Ctrl-C in the terminal reaches the demo only, which then stops
+            // the engines, the agent and the control plane in that order
+            cmd.add(SETSID.toString());
+        }
+        cmd.addAll(List.of(java(), "--enable-native-access=ALL-UNNAMED", "-Xmx512m"));
         cmd.addAll(List.of("-jar", jar.toString(), "--server.port=" + port));
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd)

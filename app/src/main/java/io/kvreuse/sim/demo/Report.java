@@ -60,7 +60,7 @@ final class Report {
                         r.fetchBlocks(),
                         r.bytesMoved(),
                         r.delivered() ? "yes" : "no",
-                        r.hinted() ? "HINT / " + r.outcome() : "NO_HINT " + r.reason());
+                        r.hinted() ? "HINT / " + r.outcome() : r.decision() + " " + r.reason());
             }
         }
         out.println();

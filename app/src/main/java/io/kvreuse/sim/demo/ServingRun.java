@@ -77,6 +77,11 @@ final class ServingRun {
         for (long h : conversation.promptBlocks(turn)) {
             hashes.add(Long.toUnsignedString(h));
         }
+        if (hashes.isEmpty()) {
+            // not one full block: nothing a donor could serve, so the router does not ask
+            return new TurnResult(
+                    run, request, prompt, prompt, 0, "NOT_ASKED", "no full block", null, 0, 0, false, null, null);
+        }
         SimPrefillEngine prefill = fleet.prefill();
         Map<String, Object> ask = new LinkedHashMap<>();
         ask.put("requestId", run + ":" + request);
@@ -163,7 +168,9 @@ final class ServingRun {
 
     private static String describe(TurnResult r) {
         if (!r.hinted()) {
-            return "no hint (" + r.reason() + ")";
+            return r.decision().equals("NO_HINT")
+                    ? "no hint (" + r.reason() + ")"
+                    : "no selection (" + r.reason() + ")";
         }
         return String.format(
                 "hint: donor %s, fetch %d blocks -> lease %s%s, %,d bytes moved and verified",
