@@ -39,7 +39,6 @@ final class Demo {
     private boolean temporaryHome;
     private @Nullable JarProcess controlPlane;
     private @Nullable JarProcess agent;
-    private @Nullable Operator operator;
     private volatile boolean stopped;
 
     Demo(DemoOptions options, PrintStream out) {
@@ -75,7 +74,6 @@ final class Demo {
         out.println("  (sign in with the token; API calls take it as 'Authorization: Bearer <token>')");
         out.println();
         Operator op = new Operator(controlPlane.baseUrl(), token);
-        operator = op;
         String domainId = op.certify(DemoContract.llama8bTp2(BYTES_PER_BLOCK));
         say("layout domain certified: %s", domainId);
         startAgent(op);

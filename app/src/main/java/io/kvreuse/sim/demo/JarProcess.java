@@ -68,10 +68,6 @@ final class JarProcess {
         return log;
     }
 
-    long pid() {
-        return process.pid();
-    }
-
     private void awaitReady() throws InterruptedException {
         HttpClient client =
                 HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
