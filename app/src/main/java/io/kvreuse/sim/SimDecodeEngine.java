@@ -64,10 +64,18 @@ public final class SimDecodeEngine extends SimEngine {
 
     /** Fills slots {@code firstSlot..} with the chain's blocks on every rank, then publishes them. */
     public void store(long[] chain, int firstSlot) {
+        store(chain, 0, firstSlot);
+    }
+
+    /**
+     * Stores the chain's blocks from position {@code fromPosition} on (the earlier ones are already
+     * held, e.g. from a previous turn of the conversation) in slots {@code firstSlot..}.
+     */
+    public void store(long[] chain, int fromPosition, int firstSlot) {
         for (int r = 0; r < tp(); r++) {
             List<Map<String, Object>> blocks = new ArrayList<>();
-            for (int i = 0; i < chain.length; i++) {
-                int slot = firstSlot + i;
+            for (int i = fromPosition; i < chain.length; i++) {
+                int slot = firstSlot + i - fromPosition;
                 regions.get(r).write((long) slot * bytesPerBlock, KvPattern.block(chain[i], r, bytesPerBlock));
                 Map<String, Object> block = new LinkedHashMap<>();
                 block.put("seqHash", Long.toUnsignedString(chain[i]));
@@ -90,6 +98,12 @@ public final class SimDecodeEngine extends SimEngine {
                                     List.of(Map.of("type", "STORED", "blocks", blocks))))
                     .expect(200, "inventory events");
         }
+    }
+
+    /** A bank-wide reset: the bank's epoch rises and it holds nothing until blocks are stored again. */
+    public void resetBank() {
+        http.post("/api/v1/banks/" + bankId + "/reset", Map.of()).expect(200, "bank reset");
+        slotOf.clear();
     }
 
     /** Pins this engine holds right now, over all leases and ranks. */

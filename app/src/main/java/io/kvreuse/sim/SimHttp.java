@@ -55,6 +55,37 @@ public final class SimHttp {
                 Duration.ofSeconds(30));
     }
 
+    public Response put(String path, Object body) {
+        byte[] bytes = JSON.writeValueAsBytes(body);
+        bytesSent.addAndGet(bytes.length);
+        return send(
+                HttpRequest.newBuilder(URI.create(baseUrl + path))
+                        .header("Content-Type", "application/json")
+                        .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes)),
+                Duration.ofSeconds(30));
+    }
+
+    /** A GET whose answer is text, not JSON (e.g. {@code /actuator/prometheus}); throws unless 200. */
+    public String getText(String path, Duration timeout) {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl + path))
+                .header("Authorization", "Bearer " + token)
+                .timeout(timeout)
+                .GET()
+                .build();
+        try {
+            HttpResponse<String> r = client.send(request, HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                throw new SimEngineException("GET " + path + " -> " + r.statusCode());
+            }
+            return r.body();
+        } catch (IOException e) {
+            throw new SimEngineException("HTTP call failed: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SimEngineException("interrupted", e);
+        }
+    }
+
     private Response send(HttpRequest.Builder request, Duration timeout) {
         request.header("Authorization", "Bearer " + token).timeout(timeout);
         try {

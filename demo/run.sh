@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The kvreuse demo in one command: a control plane on the embedded PostgreSQL, a node agent on the
+# NIXL emulator, simulated decode and prefill engines serving a multi-turn conversation with reuse
+# off and then on, an engine crash cleaned up by the operator, and the OFF-vs-ON report.
+#
+#   demo/run.sh [--keep-running] [--port N] [--home DIR]
+#
+# Builds app/target/kvreuse.jar first when it is missing (KVREUSE_JAR names another jar).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+java="$JAVA_HOME/bin/java"
+[ -x "$java" ] || { echo "no Java 25 at $JAVA_HOME: set JAVA_HOME to a Temurin 25 JDK" >&2; exit 2; }
+
+jar=${KVREUSE_JAR:-$root/app/target/kvreuse.jar}
+if [ ! -f "$jar" ]; then
+  echo "building $jar (once) ..."
+  (cd "$root" && ./mvnw -q -DskipTests package)
+fi
+
+# the demo's own classes are in the jar; PropertiesLauncher puts the jar's libraries on the class path
+exec "$java" --enable-native-access=ALL-UNNAMED -cp "$jar" \
+  -Dloader.main=io.kvreuse.sim.demo.DemoMain \
+  org.springframework.boot.loader.launch.PropertiesLauncher --jar "$jar" "$@"
