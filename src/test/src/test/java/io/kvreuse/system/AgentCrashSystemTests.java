@@ -3,6 +3,7 @@ package io.kvreuse.system;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvreuse.sim.SimDecodeEngine;
+import io.kvreuse.sim.SimEngineException;
 import io.kvreuse.sim.SimHttp;
 import io.kvreuse.sim.SimPrefillEngine;
 import java.nio.file.Files;
@@ -43,8 +44,8 @@ class AgentCrashSystemTests {
     void agentKilledMidTransferLeavesTheLeaseUncertainWithItsHoldsAndTheRestartedAgentQuiescesIt() throws Exception {
         try (PgControlPlane cp = PgControlPlane.start(
                 home, Map.of("KVREUSE_LEASES_SWEEPINTERVAL", "200ms", "KVREUSE_LEASES_CALIBRATIONINTERVAL", "1h"))) {
-            // the control plane's transfer deadline (2 s) is what makes the lease UNCERTAIN
-            cp.reuse(10_000, 2_000, 60_000);
+            // the control plane's transfer deadline (4 s) is what makes the lease UNCERTAIN
+            cp.reuse(10_000, 4_000, 60_000);
             String domain = cp.domain(BYTES_PER_BLOCK);
             String hostId = "host-" + UUID.randomUUID();
             Path agentHome = Files.createDirectories(home.resolve(hostId));
@@ -60,7 +61,7 @@ class AgentCrashSystemTests {
                                     domain,
                                     hostId,
                                     new int[] {0, 1},
-                                    2 * BLOCKS,
+                                    4 * BLOCKS,
                                     BYTES_PER_BLOCK)
                             .start();
                     SimPrefillEngine prefill = new SimPrefillEngine(
@@ -68,14 +69,12 @@ class AgentCrashSystemTests {
                                     domain,
                                     hostId,
                                     new int[] {2, 3},
-                                    2 * BLOCKS,
+                                    4 * BLOCKS,
                                     BYTES_PER_BLOCK)
                             .start()) {
                 String router = cp.mint("ROUTER", "router");
                 long firstEpoch = agentEpoch(cp, hostId);
-                long[] chain = ThreadLocalRandom.current().longs(BLOCKS).toArray();
-                decode.store(chain, 0);
-                String lease = prefill.fetch(hint(cp, router, prefill, chain)).toString();
+                String lease = fetch(cp, router, decode, prefill, BLOCKS, 0);
 
                 // in flight: every rank reported RUNNING, i.e. its NIXL request was posted
                 awaitParts(cp, lease, "RUNNING", TP);
@@ -112,9 +111,7 @@ class AgentCrashSystemTests {
                         .isZero();
 
                 // the restarted agent serves the host: the next lease moves, verifies and commits
-                long[] next = ThreadLocalRandom.current().longs(BLOCKS / 4).toArray();
-                decode.store(next, BLOCKS);
-                String second = prefill.fetch(hint(cp, router, prefill, next)).toString();
+                String second = fetch(cp, router, decode, prefill, BLOCKS / 4, 3 * BLOCKS);
                 JsonNode done = cp.awaitLease(second, "RELEASED");
                 assertThat(done.get("outcome").asString()).isEqualTo("COMMITTED");
                 assertThat(prefill.verdict(UUID.fromString(second))
@@ -175,6 +172,27 @@ class AgentCrashSystemTests {
                 .asLong();
     }
 
+    /**
+     * A chain stored from {@code slot} (each attempt further on), a hint for it and the target's destination. On a loaded machine
+     * the transfer deadline may pass before the destination arrives (the lease then releases unused
+     * and refuses it): the next attempt uses a fresh chain.
+     */
+    private static String fetch(
+            PgControlPlane cp, String router, SimDecodeEngine decode, SimPrefillEngine prefill, int blocks, int slot)
+            throws Exception {
+        SimEngineException last = null;
+        for (int attempt = 0; attempt < 3; attempt++) {
+            long[] chain = ThreadLocalRandom.current().longs(blocks).toArray();
+            decode.store(chain, slot + attempt * blocks);
+            try {
+                return prefill.fetch(hint(cp, router, prefill, chain)).toString();
+            } catch (SimEngineException refused) {
+                last = refused;
+            }
+        }
+        throw new AssertionError("no lease took a destination in 3 attempts", last);
+    }
+
     private static JsonNode hint(PgControlPlane cp, String router, SimPrefillEngine prefill, long[] chain)
             throws Exception {
         List<String> hashes = new ArrayList<>();
@@ -195,7 +213,9 @@ class AgentCrashSystemTests {
                                         "seqHashes",
                                         hashes,
                                         "localPrefixBlocks",
-                                        0)),
+                                        0,
+                                        "deadlineMs",
+                                        5_000)),
                         r -> r.status() == 200
                                 && r.json().get("decision").asString().equals("HINT"))
                 .json()
