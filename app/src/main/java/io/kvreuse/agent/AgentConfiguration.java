@@ -1,5 +1,6 @@
 package io.kvreuse.agent;
 
+import io.kvreuse.config.KvReuseHome;
 import io.kvreuse.transfer.NativeAvailability;
 import io.kvreuse.transfer.TransferEngine;
 import io.kvreuse.transfer.TransferOptions;
@@ -18,6 +19,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
@@ -104,8 +106,17 @@ class AgentConfiguration {
     }
 
     @Bean
+    HostLock hostLock(AgentProperties props, Environment env) {
+        Path file = props.lockFile() != null
+                ? props.lockFile()
+                : KvReuseHome.resolve(env).resolve("agent-" + props.hostId() + ".lock");
+        return HostLock.acquire(file);
+    }
+
+    @Bean
     AgentRuntime agentRuntime(
             AgentProperties props,
+            HostLock hostLock,
             AgentSession session,
             ControlPlaneClient client,
             ReportOutbox outbox,
@@ -118,8 +129,10 @@ class AgentConfiguration {
                 Thread.ofPlatform().name("kvreuse-agent-part-", 0).factory());
         PartExecutor executor =
                 new PartExecutor(gpus, regions, outbox, metrics, props.hostId(), props.transferTimeout());
-        return new AgentRuntime(
-                props, session, client, new OrderRunner(executor, workers), outbox, workers, gpus, regions, clock);
+        OrderRunner runner = new OrderRunner(executor, workers);
+        EarlierProcessParts earlier = new EarlierProcessParts(
+                client, outbox, runner, hostLock, props.hostId(), props.retryBackoff(), props.maxRetryBackoff());
+        return new AgentRuntime(props, session, client, runner, earlier, outbox, workers, gpus, regions, clock);
     }
 
     @Bean

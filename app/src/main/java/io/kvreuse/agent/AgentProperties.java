@@ -32,6 +32,8 @@ import org.springframework.validation.annotation.Validated;
  * @param maxRetryBackoff longest pause between retries
  * @param workers threads that run parts (native calls and waits; never Netty threads)
  * @param emulator fault injection of the emulator, for tests and demos; ignored on a real NIXL
+ * @param lockFile the file whose lock makes this the host's only agent process; unset: {@code
+ *     agent-<hostId>.lock} in the data directory ({@code KVREUSE_HOME})
  */
 @Validated
 @ConfigurationProperties("kvreuse.agent")
@@ -48,7 +50,8 @@ record AgentProperties(
         @DefaultValue("200ms") Duration retryBackoff,
         @DefaultValue("5s") Duration maxRetryBackoff,
         @DefaultValue("8") @Min(1) @Max(256) int workers,
-        @DefaultValue @Valid Emulator emulator) {
+        @DefaultValue @Valid Emulator emulator,
+        @Nullable Path lockFile) {
 
     /** A GPU of this host: CUDA ordinal and UUID. */
     record Gpu(@Min(0) @Max(1023) int ordinal, @NotBlank String uuid) {}

@@ -18,6 +18,7 @@ import reactor.util.retry.Retry;
  * The agent's loops: register, heartbeat, long-poll orders and deliver reports, each retrying with
  * backoff for as long as the control plane is away, so a restart of the control plane costs a few
  * retries and nothing else. A stale epoch or an unknown host makes the session register again.
+ * Before its first poll, the process settles what an earlier agent process of the host left running.
  */
 final class AgentRuntime implements SmartLifecycle {
 
@@ -27,6 +28,7 @@ final class AgentRuntime implements SmartLifecycle {
     private final AgentSession session;
     private final ControlPlaneClient client;
     private final OrderRunner runner;
+    private final EarlierProcessParts earlier;
     private final ReportOutbox outbox;
     private final ExecutorService workers;
     private final GpuAgents gpus;
@@ -41,6 +43,7 @@ final class AgentRuntime implements SmartLifecycle {
             AgentSession session,
             ControlPlaneClient client,
             OrderRunner runner,
+            EarlierProcessParts earlier,
             ReportOutbox outbox,
             ExecutorService workers,
             GpuAgents gpus,
@@ -50,6 +53,7 @@ final class AgentRuntime implements SmartLifecycle {
         this.session = session;
         this.client = client;
         this.runner = runner;
+        this.earlier = earlier;
         this.outbox = outbox;
         this.workers = workers;
         this.gpus = gpus;
@@ -69,7 +73,8 @@ final class AgentRuntime implements SmartLifecycle {
 
     private Flux<Void> pollLoop() {
         return Mono.defer(() -> session.epoch()
-                        .flatMap(epoch -> client.orders(props.hostId())
+                        .flatMap(epoch -> earlier.settled()
+                                .then(client.orders(props.hostId()))
                                 .doOnNext(orders -> {
                                     lastPoll = clock.instant();
                                     orders.forEach(runner::run);

@@ -3,6 +3,7 @@ package io.kvreuse.agent;
 import io.kvreuse.protocol.AgentRegistration;
 import io.kvreuse.protocol.PartReport;
 import io.kvreuse.protocol.TransferOrder;
+import io.kvreuse.protocol.UnfinishedOrder;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -63,6 +64,15 @@ final class ControlPlaneClient {
                 .exchangeToMono(r -> read(r, "orders"))
                 .map(body -> List.of(json.treeToValue(body, TransferOrder[].class)))
                 .timeout(pollWait.plusSeconds(15));
+    }
+
+    /** Claimed orders of the host whose parts are not final, as the control plane last heard of them. */
+    Mono<List<UnfinishedOrder>> unfinishedOrders(String hostId) {
+        return http.get()
+                .uri("/api/v1/agents/{host}/orders/unfinished", hostId)
+                .exchangeToMono(r -> read(r, "unfinished orders"))
+                .map(body -> List.of(json.treeToValue(body, UnfinishedOrder[].class)))
+                .timeout(Duration.ofSeconds(30));
     }
 
     Mono<Void> report(UUID orderId, int rank, PartReport report) {

@@ -65,6 +65,11 @@ final class OrderRunner {
         }
     }
 
+    /** An order this process must never run: it was settled as its previous owner left it. */
+    void settled(UUID orderId) {
+        finished.add(orderId);
+    }
+
     int running() {
         return running.size();
     }

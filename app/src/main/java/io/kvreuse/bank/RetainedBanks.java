@@ -234,6 +234,12 @@ public class RetainedBanks {
                                     .bind("why", unpublishedReason)
                                     .bind("b", bankId)
                                     .then()
+                                    // a dropped bank is never read again (index rebuilds skip it): its
+                                    // blocks would only pile up; pins were released before, or are
+                                    // released later without a block, as after a reset
+                                    .then(db.sql("DELETE FROM bank_block WHERE bank_id = :b")
+                                            .bind("b", bankId)
+                                            .then())
                                     .then(audit.record(new AuditEntry(
                                             actor,
                                             "bank",

@@ -63,6 +63,12 @@ class AgentController {
         return CurrentPrincipal.get().flatMap(p -> orders.poll(hostId, LongPoll.waitOf(waitMs), p));
     }
 
+    /** Claimed orders of the host whose parts are not final: what a restarted agent must settle first. */
+    @GetMapping("/api/v1/agents/{hostId}/orders/unfinished")
+    Mono<List<TransferOrder.Unfinished>> unfinished(@PathVariable String hostId) {
+        return CurrentPrincipal.get().flatMap(p -> orders.unfinished(hostId, p));
+    }
+
     @PostMapping("/api/v1/orders/{orderId}/parts/{rank}")
     Mono<TransferOrder.PartAck> part(
             @PathVariable UUID orderId, @PathVariable int rank, @Valid @RequestBody AgentRequests.PartReport body) {

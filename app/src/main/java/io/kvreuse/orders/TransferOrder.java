@@ -1,5 +1,6 @@
 package io.kvreuse.orders;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -21,6 +22,15 @@ public record TransferOrder(
             long bytes) {}
 
     public record RemoteAgent(String hostId, int gpuOrdinal, String name, String metadata) {}
+
+    /**
+     * A claimed order with parts not yet final, for an agent process that starts while a previous
+     * one may have died holding them; {@code parts} lists only the unfinished ranks and their state.
+     */
+    public record Unfinished(UUID orderId, UUID leaseId, int claims, Instant claimedAt, List<PartState> parts) {}
+
+    /** One unfinished part of a claimed order. */
+    public record PartState(int rank, String state) {}
 
     /** The answer to a part report. */
     public record PartAck(UUID orderId, int rank, String state, String leaseState) {}

@@ -148,6 +148,50 @@ public class TransferOrders {
                 .collectList();
     }
 
+    /**
+     * The host's claimed orders with parts that never reached a final report. An agent process reads
+     * them once at start, before its first poll: any it finds were claimed by an earlier process.
+     */
+    public Mono<List<TransferOrder.Unfinished>> unfinished(String hostId, ApiPrincipal p) {
+        return agents.requireOwner(hostId, p)
+                .thenMany(db.sql("""
+                                SELECT o.order_id, o.lease_id, o.claims, COALESCE(o.claimed_at, o.created_at) AS claimed_at, p.rank, p.state
+                                FROM transfer_order o JOIN transfer_part p ON p.order_id = o.order_id
+                                WHERE o.host_id = :h AND o.state IN ('CLAIMED', 'UNCERTAIN')
+                                  AND p.state NOT IN ('DONE', 'FAILED', 'QUIESCED')
+                                ORDER BY o.created_at, o.order_id, p.rank LIMIT 10000
+                                """)
+                        .bind("h", hostId)
+                        .map((r, m) -> new TransferOrder.Unfinished(
+                                r.get("order_id", UUID.class),
+                                r.get("lease_id", UUID.class),
+                                r.get("claims", Integer.class),
+                                r.get("claimed_at", java.time.OffsetDateTime.class)
+                                        .toInstant(),
+                                List.of(new TransferOrder.PartState(
+                                        r.get("rank", Integer.class), r.get("state", String.class)))))
+                        .all())
+                .collectList()
+                .map(TransferOrders::byOrder);
+    }
+
+    private static List<TransferOrder.Unfinished> byOrder(List<TransferOrder.Unfinished> rows) {
+        Map<UUID, TransferOrder.Unfinished> orders = new java.util.LinkedHashMap<>();
+        for (TransferOrder.Unfinished row : rows) {
+            orders.merge(
+                    row.orderId(),
+                    row,
+                    (a, b) -> new TransferOrder.Unfinished(
+                            a.orderId(),
+                            a.leaseId(),
+                            a.claims(),
+                            a.claimedAt(),
+                            java.util.stream.Stream.concat(a.parts().stream(), b.parts().stream())
+                                    .toList()));
+        }
+        return List.copyOf(orders.values());
+    }
+
     private record OrderRow(UUID leaseId, String hostId, String donorHost) {}
 
     /** A part's progress; a report on a part already final answers as is if it says the same, 409 otherwise. */

@@ -110,6 +110,19 @@ final class KvReuseProcess implements AutoCloseable {
         }
     }
 
+    /** The operating-system process id (for {@code jcmd}). */
+    long pid() {
+        return process.pid();
+    }
+
+    /** SIGKILL: a crash, no shutdown hooks, no graceful drain. Returns once the process is gone. */
+    void kill9() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroyForcibly();
+            process.waitFor();
+        }
+    }
+
     String baseUrl() {
         return "http://127.0.0.1:" + port;
     }
