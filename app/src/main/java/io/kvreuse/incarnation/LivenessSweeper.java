@@ -30,7 +30,9 @@ import reactor.core.publisher.Mono;
  * Moves silent incarnations to SUSPECT and then LOST. One replica sweeps at a time: each sweep
  * runs in a transaction that first takes a transaction-level advisory lock and gives up when another
  * replica holds it. The moves are set-based conditional updates, so even overlapping sweeps could
- * never move one incarnation twice.
+ * never move one incarnation twice. After a sweep that could not reach PostgreSQL, silence is
+ * measured again only from the first sweep that did ({@link ObservedSilence}): heartbeats sent
+ * during an outage were lost, not missed.
  */
 @Component
 @ConditionalOnProperty(name = "kvreuse.role", havingValue = "control-plane", matchIfMissing = true)
@@ -50,6 +52,7 @@ public class LivenessSweeper {
     private final Clock clock;
     private final LivenessProperties props;
     private final MeterRegistry meters;
+    private final ObservedSilence silence = new ObservedSilence();
 
     LivenessSweeper(
             DatabaseClient db,
@@ -93,22 +96,27 @@ public class LivenessSweeper {
         return Mono.defer(() -> {
             Instant now = clock.instant();
             List<IncarnationStateChanged> moved = new ArrayList<>();
-            Mono<Boolean> sweep = tryLock()
-                    .flatMap(locked -> !locked
-                            ? Mono.just(false)
-                            : move(CAN_GO_SUSPECT, SUSPECT, now.minus(props.suspectAfter()), now, "missed heartbeats")
-                                    .concatWith(move(
-                                            List.of(SUSPECT), LOST, now.minus(props.lostAfter()), now, "liveness gone"))
-                                    .doOnNext(moved::add)
-                                    .then(Mono.just(true)));
+            Mono<Boolean> sweep = tryLock().flatMap(locked -> {
+                silence.reached(now);
+                if (!locked) {
+                    return Mono.just(false);
+                }
+                return move(CAN_GO_SUSPECT, SUSPECT, props.suspectAfter(), now, "missed heartbeats")
+                        .concatWith(move(List.of(SUSPECT), LOST, props.lostAfter(), now, "liveness gone"))
+                        .doOnNext(moved::add)
+                        .then(Mono.just(true));
+            });
             return sweep.as(tx::transactional)
                     .map(ran -> {
                         moved.forEach(events::publishEvent);
                         return new SweepResult(ran, List.copyOf(moved));
                     })
                     .doOnNext(this::count)
-                    .doOnError(e -> meters.counter("kvreuse.liveness.sweeps", "outcome", "failed")
-                            .increment());
+                    .doOnError(e -> {
+                        silence.failed();
+                        meters.counter("kvreuse.liveness.sweeps", "outcome", "failed")
+                                .increment();
+                    });
         });
     }
 
@@ -129,7 +137,12 @@ public class LivenessSweeper {
     }
 
     private Flux<IncarnationStateChanged> move(
-            List<IncarnationState> from, IncarnationState to, Instant silentSince, Instant now, String reason) {
+            List<IncarnationState> from, IncarnationState to, Duration after, Instant now, String reason) {
+        java.util.Optional<Instant> cutoff = silence.cutoff(now, after);
+        if (cutoff.isEmpty()) {
+            return Flux.empty(); // too soon after a database outage to call anyone silent
+        }
+        Instant silentSince = cutoff.get();
         return db.sql("""
                         WITH due AS (
                             SELECT incarnation_id, state FROM engine_incarnation
