@@ -15,8 +15,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.stereotype.Service;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 /**
  * Answers a router within its deadline: the in-memory decision, then the PROPOSED lease. It fails
@@ -30,6 +32,7 @@ class SelectionService {
 
     private final DonorSelector selector;
     private final LeaseProposals proposals;
+    private final ApplicationEventPublisher events;
     private final InflightLeases inflight;
     private final SelectionProperties properties;
     private final Timer latency;
@@ -45,8 +48,10 @@ class SelectionService {
             InflightLeases inflight,
             SelectionProperties properties,
             MeterRegistry meters,
-            InventoryFeed inventory) {
+            InventoryFeed inventory,
+            ApplicationEventPublisher events) {
         this.selector = selector;
+        this.events = events;
         this.proposals = proposals;
         this.inflight = inflight;
         this.properties = properties;
@@ -111,9 +116,15 @@ class SelectionService {
                 .doOnNext(r -> record(r, start));
     }
 
+    /**
+     * Writes the PROPOSED lease and answers with its hint. The write runs to its end even when the
+     * router's deadline cancels the answer: a write cancelled in flight may still commit, so the
+     * lease it leaves is withdrawn ({@link ProposalAbandoned}) instead of pinning for nobody.
+     */
     private Mono<SelectionApi.Response> propose(DonorSelector.Plan plan) {
-        return proposals
-                .record(plan)
+        Sinks.One<Boolean> written = Sinks.one();
+        proposals.record(plan).subscribe(null, written::tryEmitError, () -> written.tryEmitValue(true));
+        return written.asMono()
                 .then(Mono.fromSupplier(() -> {
                     inflight.proposed(plan.donor().id(), plan.target().id());
                     storeDownUntil.set(0);
@@ -128,7 +139,12 @@ class SelectionService {
                             System.nanoTime() + properties.storeBackoff().toNanos());
                     log.warn("PROPOSED lease not recorded, answering NO_HINT: " + e.getMessage());
                     return Mono.just(SelectionApi.Response.noHint(NoHintReason.STORE_UNAVAILABLE));
-                });
+                })
+                .doOnCancel(() -> written.asMono()
+                        .subscribe(
+                                ok -> events.publishEvent(new ProposalAbandoned(
+                                        plan.leaseId(), "the router's deadline passed before its answer")),
+                                e -> {}));
     }
 
     private void record(SelectionApi.Response r, long start) {

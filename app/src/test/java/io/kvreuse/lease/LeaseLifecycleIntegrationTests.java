@@ -43,6 +43,55 @@ class LeaseLifecycleIntegrationTests {
     }
 
     @Test
+    void aLeaseWrittenAfterItsRouterWasAnsweredDeadlineIsWithdrawnAtOnce() {
+        w.propose(); // the index knows the bank: the next selections plan a lease
+        List<String> hashes = java.util.Arrays.stream(w.chain)
+                .mapToObj(Long::toUnsignedString)
+                .toList();
+        String router = tokens.mint(io.kvreuse.security.Role.ROUTER);
+        for (int attempt = 0; attempt < 200; attempt++) {
+            String request = "late-" + java.util.UUID.randomUUID();
+            Map<String, Object> answer = w.fleet.post(
+                    "/api/v1/donor-selections",
+                    router,
+                    Map.of(
+                            "requestId",
+                            request,
+                            "targetIncarnationId",
+                            w.target.id(),
+                            "seqHashes",
+                            hashes,
+                            "localPrefixBlocks",
+                            0,
+                            "deadlineMs",
+                            1),
+                    200);
+            if (!"DEADLINE".equals(answer.get("reason"))) {
+                continue;
+            }
+            // the plan's lease is written anyway, and withdrawn by selection, long before its 3 s TTL
+            List<String> transitions = List.of();
+            for (int i = 0; i < 100 && !transitions.contains("PROPOSED>EXPIRED by system:selection"); i++) {
+                LeaseWorld.sleep(20);
+                transitions = db.sql("""
+                                SELECT a.from_state || '>' || a.to_state || ' by ' || a.actor AS t
+                                FROM audit_event a JOIN lease l ON a.subject_id = l.lease_id::text
+                                WHERE l.request_id = :request AND a.from_state IS NOT NULL AND a.to_state IS NOT NULL
+                                ORDER BY a.event_id
+                                """)
+                        .bind("request", request)
+                        .map((r, m) -> r.get("t", String.class))
+                        .all()
+                        .collectList()
+                        .block();
+            }
+            assertThat(transitions).containsExactly("PROPOSED>EXPIRED by system:selection");
+            return;
+        }
+        throw new AssertionError("no selection ran past a 1 ms deadline in 200 attempts");
+    }
+
+    @Test
     void fullLifecycleDeliversCommitsAndReleasesEverythingOnce() {
         String lease = w.propose();
         assertThat(w.state(lease)).isEqualTo("PROPOSED");
