@@ -58,6 +58,21 @@ class ProblemHandlingIntegrationTests {
     }
 
     @Test
+    void blankPathIdThenInvalidParameterProblem() {
+        http.get()
+                .uri(java.net.URI.create("/api/v1/incarnations/%20"))
+                .header("Authorization", "Bearer " + tokens.operator())
+                .exchange()
+                .expectStatus()
+                .isEqualTo(400)
+                .expectHeader()
+                .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/invalid-parameter");
+    }
+
+    @Test
     void wrongMethodThenMethodNotAllowedProblem() {
         http.put()
                 .uri("/api/v1/tokens")
