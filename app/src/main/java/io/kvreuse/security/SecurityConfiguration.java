@@ -112,6 +112,9 @@ class SecurityConfiguration {
                 .access(any(ENGINE, AGENT, OPERATOR))
                 .pathMatchers("/api/v1/leases/**")
                 .access(any(ENGINE, OPERATOR))
+                // polling hands orders out (claims them): the host's agent only, operators just read agents
+                .pathMatchers(HttpMethod.GET, "/api/v1/agents/*/orders")
+                .hasRole(AGENT.name())
                 .pathMatchers(HttpMethod.GET, "/api/v1/agents/**", "/api/v1/agents")
                 .access(any(AGENT, OPERATOR))
                 .pathMatchers("/api/v1/agents/**", "/api/v1/agents", "/api/v1/orders/**")
