@@ -129,7 +129,14 @@ final class RawHttp {
         List<CompletableFuture<Exchange>> futures = new ArrayList<>();
         for (Request r : requests) {
             permits.acquireUninterruptibly();
-            futures.add(client.sendAsync(build(r, timeout), HttpResponse.BodyHandlers.ofString())
+            CompletableFuture<HttpResponse<String>> sent;
+            try {
+                sent = client.sendAsync(build(r, timeout), HttpResponse.BodyHandlers.ofString());
+            } catch (RuntimeException e) {
+                sent = CompletableFuture.failedFuture(e);
+            }
+            // a permit comes back whatever happens, so one stuck exchange cannot stall the batch
+            futures.add(sent.orTimeout(timeout.toMillis() + 5_000, java.util.concurrent.TimeUnit.MILLISECONDS)
                     .handle((resp, failure) -> {
                         permits.release();
                         Response response =
