@@ -77,6 +77,29 @@ class SecurityConfiguration {
                 .build();
     }
 
+    /**
+     * Requests the firewall rejects (encoded slashes or dots, backslashes, control characters in the
+     * path) answer like every other refused API call: a 400 problem, not an empty body.
+     */
+    @Bean
+    org.springframework.security.web.server.firewall.ServerExchangeRejectedHandler rejectedExchanges(
+            ProblemWriter problems) {
+        var plain = new org.springframework.security.web.server.firewall.HttpStatusExchangeRejectedHandler();
+        return (exchange, rejected) -> {
+            String path = exchange.getRequest().getPath().value();
+            if (!path.startsWith("/api/") && !path.startsWith("/admin/api/") && !path.startsWith("/actuator")) {
+                return plain.handle(exchange, rejected);
+            }
+            return problems.write(
+                    exchange,
+                    new Problem(
+                            HttpStatus.BAD_REQUEST,
+                            "rejected-request",
+                            "Rejected request",
+                            "the request URL contains characters or sequences that are not allowed"));
+        };
+    }
+
     private void rules(ServerHttpSecurity.AuthorizeExchangeSpec auth) {
         auth.pathMatchers("/actuator/health", "/actuator/health/**")
                 .permitAll()
@@ -112,6 +135,9 @@ class SecurityConfiguration {
                 .access(any(ENGINE, AGENT, OPERATOR))
                 .pathMatchers("/api/v1/leases/**")
                 .access(any(ENGINE, OPERATOR))
+                // polling hands orders out (claims them): the host's agent only, operators just read agents
+                .pathMatchers(HttpMethod.GET, "/api/v1/agents/*/orders")
+                .hasRole(AGENT.name())
                 .pathMatchers(HttpMethod.GET, "/api/v1/agents/**", "/api/v1/agents")
                 .access(any(AGENT, OPERATOR))
                 .pathMatchers("/api/v1/agents/**", "/api/v1/agents", "/api/v1/orders/**")

@@ -92,6 +92,14 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
                         e.getHttpMethod() + " is not supported here; allowed: " + e.getSupportedMethods());
             case org.springframework.web.reactive.resource.NoResourceFoundException e ->
                 new Problem(HttpStatus.NOT_FOUND, "not-found", "Not found", "no such endpoint");
+            // WebFlux reports a path variable that converts to null (e.g. a blank id) as a server error
+            case org.springframework.web.server.ServerErrorException e
+            when isPathVariable(e) ->
+                new Problem(
+                        HttpStatus.BAD_REQUEST,
+                        "invalid-parameter",
+                        "Invalid parameter",
+                        "parameter '" + e.getMethodParameter().getParameterName() + "' is missing or malformed");
             case ResponseStatusException e -> statusProblem(e.getStatusCode(), e.getReason());
             case AccessDeniedException e ->
                 new Problem(
@@ -113,6 +121,12 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
                                 "Internal error",
                                 "an unexpected error occurred; it has been logged");
         };
+    }
+
+    private static boolean isPathVariable(org.springframework.web.server.ServerErrorException e) {
+        return e.getMethodParameter() != null
+                && e.getMethodParameter()
+                        .hasParameterAnnotation(org.springframework.web.bind.annotation.PathVariable.class);
     }
 
     private static Problem inputProblem(ServerWebInputException e) {

@@ -65,6 +65,20 @@ class TokenApiIntegrationTests {
     }
 
     @Test
+    void operatorPollingAHostsOrdersThenForbidden() {
+        // a poll claims the host's orders; only that host's agent may take them
+        http.get()
+                .uri("/api/v1/agents/any-host/orders")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .exchange()
+                .expectStatus()
+                .isForbidden()
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/forbidden");
+    }
+
+    @Test
     void revokedTokenStopsAuthenticating() {
         var minted = http.post()
                 .uri("/api/v1/tokens")

@@ -58,6 +58,36 @@ class ProblemHandlingIntegrationTests {
     }
 
     @Test
+    void blankPathIdThenInvalidParameterProblem() {
+        http.get()
+                .uri("/api/v1/incarnations/{id}", " ")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .exchange()
+                .expectStatus()
+                .isEqualTo(400)
+                .expectHeader()
+                .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/invalid-parameter");
+    }
+
+    @Test
+    void pathRejectedByTheFirewallThenRejectedRequestProblem() {
+        http.get()
+                .uri("/api/v1/domains/{id}", "a\\b")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .exchange()
+                .expectStatus()
+                .isEqualTo(400)
+                .expectHeader()
+                .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/rejected-request");
+    }
+
+    @Test
     void wrongMethodThenMethodNotAllowedProblem() {
         http.put()
                 .uri("/api/v1/tokens")

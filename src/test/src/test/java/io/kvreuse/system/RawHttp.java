@@ -1,0 +1,165 @@
+package io.kvreuse.system;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * HTTP with nothing assumed: any method, raw path, raw headers and raw body bytes, so a request can
+ * be as wrong as a fuzzer wants. Batches go out concurrently, a few at a time.
+ */
+final class RawHttp {
+
+    private final HttpClient client = HttpClient.newBuilder()
+            .connectTimeout(Duration.ofSeconds(5))
+            .version(HttpClient.Version.HTTP_1_1)
+            .build();
+    private final String baseUrl;
+
+    RawHttp(String baseUrl) {
+        this.baseUrl = baseUrl;
+    }
+
+    /** One request as sent: what the fuzzer or the matrix built, and why. */
+    record Request(String method, String path, Map<String, String> headers, byte[] body, String why) {
+
+        static Request of(String method, String path, String why) {
+            return new Request(method, path, new LinkedHashMap<>(), null, why);
+        }
+
+        Request header(String name, String value) {
+            Map<String, String> h = new LinkedHashMap<>(headers);
+            h.put(name, value);
+            return new Request(method, path, h, body, why);
+        }
+
+        Request withoutHeader(String name) {
+            Map<String, String> h = new LinkedHashMap<>(headers);
+            h.remove(name);
+            return new Request(method, path, h, body, why);
+        }
+
+        Request body(String contentType, byte[] bytes) {
+            return header("Content-Type", contentType).withBody(bytes);
+        }
+
+        Request withBody(byte[] bytes) {
+            return new Request(method, path, headers, bytes, why);
+        }
+
+        Request json(String text) {
+            return body("application/json", text.getBytes(StandardCharsets.UTF_8));
+        }
+
+        Request because(String reason) {
+            return new Request(method, path, headers, body, reason);
+        }
+
+        @Override
+        public String toString() {
+            String shown = body == null
+                    ? ""
+                    : body.length > 300
+                            ? " body[" + body.length + " bytes]: " + new String(body, 0, 200, StandardCharsets.UTF_8)
+                                    + "…"
+                            : " body: " + new String(body, StandardCharsets.UTF_8);
+            String p = path.length() > 300 ? path.substring(0, 300) + "…[" + path.length() + " chars]" : path;
+            return method + " " + p + " " + headersShown() + shown + " (" + why + ")";
+        }
+
+        private String headersShown() {
+            Map<String, String> h = new LinkedHashMap<>();
+            headers.forEach((k, v) -> h.put(k, v.length() > 80 ? v.substring(0, 80) + "…" : v));
+            return h.toString();
+        }
+    }
+
+    /** What came back; {@code status} 0 when the exchange itself failed (connection reset, timeout). */
+    record Response(int status, String contentType, String body, String failure) {
+
+        boolean isProblem() {
+            return contentType.startsWith("application/problem+json");
+        }
+
+        JsonNode json() {
+            return Api.json.readTree(body);
+        }
+
+        @Override
+        public String toString() {
+            String b = body.length() > 400 ? body.substring(0, 400) + "…" : body;
+            return status + " [" + contentType + "] " + b + (failure == null ? "" : " failure: " + failure);
+        }
+    }
+
+    /** A request together with what it got. */
+    record Exchange(Request request, Response response) {
+
+        @Override
+        public String toString() {
+            return request + " -> " + response;
+        }
+    }
+
+    Response send(Request r, Duration timeout) {
+        try {
+            return toResponse(client.send(build(r, timeout), HttpResponse.BodyHandlers.ofString()));
+        } catch (IOException e) {
+            return new Response(0, "", "", e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Response(0, "", "", e.toString());
+        }
+    }
+
+    /** Sends every request, at most {@code parallel} in flight, and answers in the requests' order. */
+    List<Exchange> sendAll(List<Request> requests, int parallel, Duration timeout) {
+        Semaphore permits = new Semaphore(parallel);
+        List<CompletableFuture<Exchange>> futures = new ArrayList<>();
+        for (Request r : requests) {
+            permits.acquireUninterruptibly();
+            CompletableFuture<HttpResponse<String>> sent;
+            try {
+                sent = client.sendAsync(build(r, timeout), HttpResponse.BodyHandlers.ofString());
+            } catch (RuntimeException e) {
+                sent = CompletableFuture.failedFuture(e);
+            }
+            // a permit comes back whatever happens, so one stuck exchange cannot stall the batch
+            futures.add(sent.orTimeout(timeout.toMillis() + 5_000, java.util.concurrent.TimeUnit.MILLISECONDS)
+                    .handle((resp, failure) -> {
+                        permits.release();
+                        Response response =
+                                failure != null ? new Response(0, "", "", failure.toString()) : toResponse(resp);
+                        return new Exchange(r, response);
+                    }));
+        }
+        return futures.stream().map(CompletableFuture::join).toList();
+    }
+
+    private HttpRequest build(Request r, Duration timeout) {
+        HttpRequest.BodyPublisher body = r.body() == null
+                ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofByteArray(r.body());
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + r.path()))
+                .timeout(timeout)
+                .method(r.method(), body);
+        r.headers().forEach(b::header);
+        return b.build();
+    }
+
+    private static Response toResponse(HttpResponse<String> r) {
+        return new Response(
+                r.statusCode(), r.headers().firstValue("Content-Type").orElse(""), r.body(), null);
+    }
+}
