@@ -112,6 +112,16 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
                         "conflict",
                         "Conflicting state",
                         "the request conflicts with stored state");
+            // SQLSTATE class 22 (data exception: a value PostgreSQL cannot take, e.g. an unsupported
+            // character, a number out of range) comes from request data, never from the store
+            // being down; the transaction rolled back
+            case Throwable e
+            when sqlState(e).startsWith("22") ->
+                new Problem(
+                        HttpStatus.BAD_REQUEST,
+                        "invalid-value",
+                        "Invalid value",
+                        "a value in the request cannot be stored (SQLSTATE " + sqlState(e) + ")");
             default ->
                 isStoreFailure(ex)
                         ? storeUnavailable()
@@ -174,6 +184,15 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
                         "Store unavailable",
                         "PostgreSQL is temporarily unavailable; retry")
                 .with("retryable", true);
+    }
+
+    private static String sqlState(Throwable ex) {
+        for (Throwable t = ex; t != null; t = t.getCause()) {
+            if (t instanceof io.r2dbc.spi.R2dbcException r && r.getSqlState() != null) {
+                return r.getSqlState();
+            }
+        }
+        return "";
     }
 
     private static boolean isStoreFailure(Throwable ex) {

@@ -88,6 +88,59 @@ class ProblemHandlingIntegrationTests {
     }
 
     @Test
+    void nulCharacterInARequestStringIsABadRequestNamingTheFieldAndStoresNothing() {
+        String model = "nul-" + java.util.UUID.randomUUID();
+        Map<String, Object> contract = new java.util.HashMap<>(io.kvreuse.support.Fleet.contract(1, "GPU_CUDA_IPC"));
+        contract.put("modelId", model + "\u0000x");
+        http.post()
+                .uri("/api/v1/domains")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(contract)
+                .exchange()
+                .expectStatus()
+                .isEqualTo(400)
+                .expectHeader()
+                .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/malformed-request")
+                .jsonPath("$.detail")
+                .isEqualTo("field 'modelId' contains a NUL character, which is not allowed");
+
+        // also in a map key, and in a string inside a list
+        contract.put("modelId", model);
+        contract.put("extra", Map.of("k\u0000", "v"));
+        http.post()
+                .uri("/api/v1/domains")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(contract)
+                .exchange()
+                .expectStatus()
+                .isEqualTo(400);
+        http.post()
+                .uri("/api/v1/tokens")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"role\":\"ROUTER\",\"subject\":\"a\\u0000b\"}")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(400);
+
+        String listed = http.get()
+                .uri("/api/v1/domains")
+                .header("Authorization", "Bearer " + tokens.operator())
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(String.class)
+                .returnResult()
+                .getResponseBody();
+        assertThat(listed).doesNotContain(model);
+    }
+
+    @Test
     void wrongMethodThenMethodNotAllowedProblem() {
         http.put()
                 .uri("/api/v1/tokens")
