@@ -110,6 +110,21 @@ final class KvReuseProcess implements AutoCloseable {
         }
     }
 
+    /** SIGKILL and wait: a crash, no shutdown hooks, no draining. */
+    void kill9() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroyForcibly().waitFor();
+        }
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
     String baseUrl() {
         return "http://127.0.0.1:" + port;
     }
