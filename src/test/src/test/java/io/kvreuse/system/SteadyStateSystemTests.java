@@ -42,7 +42,7 @@ class SteadyStateSystemTests {
                     for (int c = 0; c < late; c++) {
                         Thread.sleep(size.load().toMillis()
                                 / (2L * late * fleet.hosts.size() * h.decodes().size()));
-                        fleet.converse(h, d, size.conversationsPerDonor() + c);
+                        fleet.converse(h, d);
                         published++;
                     }
                 }
@@ -89,7 +89,7 @@ class SteadyStateSystemTests {
                 .as("orders without one part per rank")
                 .isZero();
 
-        SystemFleet.log("leases ended: " + fleet.leaseOutcomes());
+        SystemFleet.log("leases ended: " + fleet.leaseOutcomes(since));
         ReplicaAnswers.Comparison same = ReplicaAnswers.compare(fleet);
         assertThat(same.mismatches()).as("replicas answered differently").isEmpty();
         assertThat(same.unexpected())
@@ -114,7 +114,7 @@ class SteadyStateSystemTests {
         results.put("latencyMaxMs", Traffic.percentileMillis(samples, 100));
         results.put("leasesCommittedAndReleased", committed);
         results.put("leasesByState", after);
-        results.put("leasesByOutcome", fleet.leaseOutcomes());
+        results.put("leasesByOutcome", fleet.leaseOutcomes(since));
         results.put("conversationsPublishedUnderLoad", published);
         results.put("replicaComparisonQuestions", same.questions());
         results.put(

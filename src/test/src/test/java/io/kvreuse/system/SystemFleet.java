@@ -22,6 +22,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -75,6 +76,7 @@ final class SystemFleet implements AutoCloseable {
     final List<Conversation> conversations = new CopyOnWriteArrayList<>();
     private final Path home;
     private final Random random = new Random();
+    private final Map<String, AtomicInteger> nextConversation = new java.util.concurrent.ConcurrentHashMap<>();
 
     private SystemFleet(
             Size size,
@@ -163,7 +165,7 @@ final class SystemFleet implements AutoCloseable {
             for (Host h : fleet.hosts) {
                 for (int d = 0; d < h.decodes().size(); d++) {
                     for (int c = 0; c < size.conversationsPerDonor(); c++) {
-                        fleet.converse(h, d, c);
+                        fleet.converse(h, d);
                     }
                 }
             }
@@ -187,17 +189,28 @@ final class SystemFleet implements AutoCloseable {
     }
 
     /**
-     * Stores conversation {@code c} of decode engine {@code d} of the host in its own slots, through
+     * Stores a new conversation on decode engine {@code d} of the host, in slots of its own, through
      * the balancer (so through either replica), and lets traffic ask for it.
      */
-    Conversation converse(Host host, int d, int c) {
+    Conversation converse(Host host, int d) {
         SimDecodeEngine donor = host.decodes().get(d);
+        int c = nextConversation
+                .computeIfAbsent(donor.id(), k -> new AtomicInteger())
+                .getAndIncrement();
+        if ((c + 1) * size.blocksPerConversation() > bankCapacity()) {
+            throw new IllegalStateException("bank of " + donor.id() + " is full");
+        }
         long[] chain = random.longs(size.blocksPerConversation()).toArray();
         donor.store(chain, c * size.blocksPerConversation());
         Conversation conversation =
                 new Conversation(donor, host.prefills().get(d % host.prefills().size()), chain);
         conversations.add(conversation);
         return conversation;
+    }
+
+    /** Blocks per donor bank: the initial conversations, as many again published under load, and a few more. */
+    int bankCapacity() {
+        return (2 * size.conversationsPerDonor() + 8) * size.blocksPerConversation();
     }
 
     private Host host() throws Exception {
@@ -226,7 +239,7 @@ final class SystemFleet implements AutoCloseable {
         AtomicLong bytes = new AtomicLong();
         List<SimDecodeEngine> decodes = new ArrayList<>();
         List<SimPrefillEngine> prefills = new ArrayList<>();
-        int capacity = size.conversationsPerDonor() * 2 * size.blocksPerConversation();
+        int capacity = bankCapacity();
         for (int e = 0; e < size.decodesPerHost(); e++) {
             int gpu = 2 * e * TP;
             decodes.add(new SimDecodeEngine(
@@ -280,14 +293,14 @@ final class SystemFleet implements AutoCloseable {
         return states.keySet().stream().allMatch(s -> s.equals("RELEASED") || s.equals("EXPIRED"));
     }
 
-    /** Ended leases by outcome and reason, from PostgreSQL: what the lifecycles came to. */
-    Map<String, Long> leaseOutcomes() throws Exception {
+    /** Leases created since the given database time by state, outcome and reason: what the lifecycles came to. */
+    Map<String, Long> leaseOutcomes(String since) throws Exception {
         Map<String, Long> outcomes = new LinkedHashMap<>();
         try (Connection c = jdbc();
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("""
                         SELECT state || '/' || COALESCE(outcome, '-') || '/' || COALESCE(reason, '-'), count(*) FROM lease
-                        GROUP BY 1 ORDER BY 2 DESC""")) {
+                        WHERE created_at >= '%s' GROUP BY 1 ORDER BY 2 DESC""".formatted(since))) {
             while (rs.next()) {
                 outcomes.put(rs.getString(1), rs.getLong(2));
             }
@@ -340,6 +353,15 @@ final class SystemFleet implements AutoCloseable {
             database.close();
         } catch (Exception e) {
             System.err.println("could not stop the system fleet under " + home + ": " + e);
+        }
+    }
+
+    /** One new conversation on every donor of the fleet. */
+    void converseEverywhere() {
+        for (Host h : hosts) {
+            for (int d = 0; d < h.decodes().size(); d++) {
+                converse(h, d);
+            }
         }
     }
 
