@@ -11,7 +11,8 @@ import java.util.UUID;
 import tools.jackson.databind.JsonNode;
 
 /**
- * Asks every replica the same donor questions about every conversation of a fleet (the whole
+ * Asks every replica the same donor questions about the conversations of a fleet (all of them, or
+ * a random sample of {@link SystemFleet.Size#comparedConversations()}) — the whole
  * chain, half of it, the chain past a local prefix, an unknown chain) and compares what their
  * in-memory indexes and fleet directories answered: decision, reason, donor and its epoch, bank and
  * its epoch, target epoch, fetched blocks and slots. Hints are handed to their targets, so the
@@ -57,7 +58,10 @@ final class ReplicaAnswers {
         List<String> unexpected = new ArrayList<>();
         int questions = 0;
         int hints = 0;
-        for (SystemFleet.Conversation c : fleet.conversations) {
+        List<SystemFleet.Conversation> sample = new ArrayList<>(fleet.conversations);
+        java.util.Collections.shuffle(sample, random);
+        for (SystemFleet.Conversation c :
+                sample.subList(0, Math.min(sample.size(), fleet.size.comparedConversations()))) {
             int n = c.chain().length;
             long[][] chains = {
                 c.chain(),

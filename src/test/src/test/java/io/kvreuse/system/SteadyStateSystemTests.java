@@ -95,7 +95,7 @@ class SteadyStateSystemTests {
         assertThat(same.unexpected())
                 .as("answers that do not match the published inventory")
                 .isEmpty();
-        assertThat(same.hints()).isEqualTo(3 * fleet.conversations.size() * 2);
+        assertThat(same.hints()).isEqualTo(3 * same.questions() / 4 * 2);
 
         SystemFleet.log("replicas compared");
         Map<String, Long> after = fleet.awaitLeasesEnded(Duration.ofSeconds(60));

@@ -38,7 +38,12 @@ final class SystemFleet implements AutoCloseable {
 
     /**
      * How big a run is: {@code -Dkvreuse.system.size=full} for the documented full size, CI size
-     * otherwise.
+     * otherwise. {@code hosts} simulated GPU hosts (one agent process each) with {@code
+     * decodesPerHost} TP=2 decode donors and as many prefill targets; each donor starts with {@code
+     * conversationsPerDonor} retained conversations of {@code blocksPerConversation} blocks (and gets
+     * as many more under load); {@code routers} routers at {@code selectionsPerRouterPerSecond} each;
+     * {@code load} of traffic per scenario phase; a replica or the database is away for {@code
+     * outage}; replicas are compared on {@code comparedConversations} conversations at most.
      */
     record Size(
             String name,
@@ -49,14 +54,16 @@ final class SystemFleet implements AutoCloseable {
             int routers,
             double selectionsPerRouterPerSecond,
             Duration load,
-            Duration outage) {
+            Duration outage,
+            int comparedConversations) {
 
         static Size current() {
             return "full".equalsIgnoreCase(System.getProperty("kvreuse.system.size", "ci")) ? FULL : CI;
         }
 
-        static final Size CI = new Size("ci", 2, 1, 6, 8, 4, 1.5, Duration.ofSeconds(15), Duration.ofSeconds(6));
-        static final Size FULL = new Size("full", 4, 2, 12, 16, 8, 3, Duration.ofSeconds(120), Duration.ofSeconds(20));
+        static final Size CI = new Size("ci", 2, 1, 6, 8, 4, 1.5, Duration.ofSeconds(15), Duration.ofSeconds(6), 1_000);
+        static final Size FULL =
+                new Size("full", 4, 2, 12, 16, 8, 3, Duration.ofSeconds(120), Duration.ofSeconds(20), 64);
     }
 
     /** One conversation a donor retains: its block chain and the prefill engine of the same host that asks for it. */
@@ -338,7 +345,10 @@ final class SystemFleet implements AutoCloseable {
         }
     }
 
-    /** At JVM exit: every process killed at once (nothing of it is needed any more), the database stopped. */
+    /**
+     * At JVM exit: every process killed at once (nothing of it is needed any more), the database
+     * stopped, its files deleted.
+     */
     void kill() {
         try {
             for (Host h : hosts) {
@@ -351,6 +361,20 @@ final class SystemFleet implements AutoCloseable {
             }
             balancer.close();
             database.close();
+            // the processes' logs outlive the run, for whoever reads a failure
+            Path logs = Files.createDirectories(Path.of("target", "system-logs"));
+            try (var files = Files.walk(home)) {
+                for (Path log : files.filter(f -> f.toString().endsWith(".log")).toList()) {
+                    Files.copy(
+                            log,
+                            logs.resolve(home.relativize(log).toString().replace('/', '_')),
+                            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+            try (var files = Files.walk(home)) {
+                files.sorted(java.util.Comparator.reverseOrder())
+                        .forEach(f -> f.toFile().delete());
+            }
         } catch (Exception e) {
             System.err.println("could not stop the system fleet under " + home + ": " + e);
         }
