@@ -63,7 +63,7 @@ final class SystemFleet implements AutoCloseable {
 
         static final Size CI = new Size("ci", 2, 1, 6, 8, 4, 1.5, Duration.ofSeconds(15), Duration.ofSeconds(6), 1_000);
         static final Size FULL =
-                new Size("full", 4, 2, 12, 16, 8, 3, Duration.ofSeconds(120), Duration.ofSeconds(20), 64);
+                new Size("full", 4, 2, 12, 16, 8, 2, Duration.ofSeconds(120), Duration.ofSeconds(20), 64);
     }
 
     /** One conversation a donor retains: its block chain and the prefill engine of the same host that asks for it. */
@@ -139,7 +139,10 @@ final class SystemFleet implements AutoCloseable {
     }
 
     static SystemFleet start(Path home) throws Exception {
-        Size size = Size.current();
+        return start(home, Size.current());
+    }
+
+    static SystemFleet start(Path home, Size size) throws Exception {
         SystemDatabase db = SystemDatabase.start(home.resolve("pgdata"));
         log("database up");
         String operator = "kvr_system-" + UUID.randomUUID();
@@ -229,8 +232,10 @@ final class SystemFleet implements AutoCloseable {
         env.put("KVREUSE_AGENT_TOKEN", mint(api, operator, "AGENT", "agent-" + hostId));
         env.put("KVREUSE_AGENT_HOSTID", hostId);
         env.put("KVREUSE_AGENT_POLLWAIT", "2s");
-        // agents only copy host memory here: a quick start on two cores matters more than peak speed
-        env.put("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
+        if (size == Size.CI) {
+            // at CI size agents move little: a quick start on two cores matters more than peak speed
+            env.put("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
+        }
         for (int g = 0; g < engines * TP; g++) {
             env.put("KVREUSE_AGENT_GPUS_" + g + "_ORDINAL", Integer.toString(g));
             env.put("KVREUSE_AGENT_GPUS_" + g + "_UUID", "GPU-" + UUID.randomUUID());
