@@ -46,7 +46,13 @@ class ReplicaCrashSystemTests {
         Set<String> hinted;
         try (Traffic traffic = Traffic.start(fleet, DEADLINE_MS)) {
             Thread.sleep(fleet.size.load().toMillis() / 3);
+            // crash while some lease holds memory (lifecycles take well under a second here)
+            long wait = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             durable = durableLeases();
+            while (durable.isEmpty() && System.nanoTime() < wait) {
+                Thread.sleep(5);
+                durable = durableLeases();
+            }
             long pid = victim.pid();
             killedAt = System.nanoTime();
             victim.kill9();
