@@ -2,6 +2,7 @@ package io.kvreuse.security;
 
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
+import io.kvreuse.store.StoreFailures;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -26,6 +27,12 @@ public class ApiTokens {
 
     static final Duration CACHE_TTL = Duration.ofSeconds(5);
 
+    /**
+     * While PostgreSQL is unavailable, a token this replica verified within this long is still
+     * accepted (no revocation can be written meanwhile), so routers keep getting fail-open answers.
+     */
+    static final Duration STALE_WHILE_STORE_DOWN = Duration.ofMinutes(10);
+
     private final DatabaseClient db;
     private final TransactionalOperator tx;
     private final AuditTrail audit;
@@ -46,7 +53,8 @@ public class ApiTokens {
         if (hit != null && hit.expiresAt - now > 0) {
             return Mono.just(hit.principal);
         }
-        return db.sql("SELECT token_id, role, subject FROM api_token WHERE token_hash = :hash AND revoked_at IS NULL")
+        Mono<ApiPrincipal> lookup = db.sql(
+                        "SELECT token_id, role, subject FROM api_token WHERE token_hash = :hash AND revoked_at IS NULL")
                 .bind("hash", digest)
                 .map((row, meta) -> new ApiPrincipal(
                         row.get("token_id", UUID.class),
@@ -57,8 +65,16 @@ public class ApiTokens {
                     if (cache.size() > 10_000) {
                         cache.clear();
                     }
-                    cache.put(key, new Cached(p, now + CACHE_TTL.toNanos()));
+                    cache.put(key, new Cached(p, now, now + CACHE_TTL.toNanos()));
                 });
+        if (hit == null || now - hit.verifiedAt > STALE_WHILE_STORE_DOWN.toNanos()) {
+            return lookup;
+        }
+        return lookup.onErrorResume(StoreFailures::isStoreFailure, e -> {
+            // asked again after CACHE_TTL, so a store that came back takes over at once
+            cache.put(key, new Cached(hit.principal, hit.verifiedAt, now + CACHE_TTL.toNanos()));
+            return Mono.just(hit.principal);
+        });
     }
 
     /** Mints a token; the secret is returned once and never stored. */
@@ -141,7 +157,7 @@ public class ApiTokens {
         return t == null ? null : t.toInstant();
     }
 
-    private record Cached(ApiPrincipal principal, long expiresAt) {}
+    private record Cached(ApiPrincipal principal, long verifiedAt, long expiresAt) {}
 
     /** A freshly minted token: the only time the secret is visible. */
     public record MintedToken(UUID tokenId, String token, Role role, String subject) {}

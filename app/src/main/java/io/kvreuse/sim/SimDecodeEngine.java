@@ -153,7 +153,7 @@ public final class SimDecodeEngine extends SimEngine {
         int i = 0;
         for (JsonNode hash : command.path("seqHashes")) {
             Integer slot = slotOf.get(Long.parseUnsignedLong(hash.asString()));
-            if (i >= slots.size() || slot == null || slot != slots.get(i++)) {
+            if (i >= slots.size() || slot == null || !slot.equals(slots.get(i++))) {
                 return false;
             }
         }

@@ -28,6 +28,9 @@ public final class SimPrefillEngine extends SimEngine {
     private final List<SharedMemoryRegion> regions = new ArrayList<>();
     private final Map<String, Fetch> fetches = new ConcurrentHashMap<>();
     private final Map<String, Verdict> verdicts = new ConcurrentHashMap<>();
+    /** Slot runs {first, count} of leases whose destination a transfer may still write. */
+    private final Map<String, int[]> held = new ConcurrentHashMap<>();
+
     private int nextSlot;
 
     public SimPrefillEngine(
@@ -51,7 +54,7 @@ public final class SimPrefillEngine extends SimEngine {
         String lease = payload.path("lease_id").asString();
         List<Long> hashes = new ArrayList<>();
         payload.path("block_hashes").forEach(h -> hashes.add(Long.parseUnsignedLong(h.asString())));
-        int first = allocate(hashes.size());
+        int first = allocate(lease, hashes.size());
         List<Map<String, Object>> ranks = new ArrayList<>();
         for (int r = 0; r < tp(); r++) {
             regions.get(r).fill((long) first * bytesPerBlock, (long) hashes.size() * bytesPerBlock, (byte) 0);
@@ -64,18 +67,40 @@ public final class SimPrefillEngine extends SimEngine {
                     List.of(List.of(first, hashes.size()))));
         }
         fetches.put(lease, new Fetch(hashes.stream().mapToLong(Long::longValue).toArray(), first));
-        http.post("/api/v1/leases/" + lease + "/destination", Map.of("fencingEpoch", epoch(), "ranks", ranks))
-                .expect(200, "destination");
+        try {
+            http.post("/api/v1/leases/" + lease + "/destination", Map.of("fencingEpoch", epoch(), "ranks", ranks))
+                    .expect(200, "destination");
+        } catch (SimEngineException e) {
+            held.remove(lease);
+            throw e;
+        }
         return UUID.fromString(lease);
     }
 
-    private synchronized int allocate(int blocks) {
-        if (nextSlot + blocks > capacity) {
-            nextSlot = 0;
+    /**
+     * The next run of free slots: never one a transfer of an unfinished lease may still write (zeroing
+     * it would corrupt that lease's blocks).
+     */
+    private synchronized int allocate(String lease, int blocks) {
+        for (int scanned = 0; scanned <= capacity; ) {
+            if (nextSlot + blocks > capacity) {
+                scanned += capacity - nextSlot;
+                nextSlot = 0;
+            }
+            int first = nextSlot;
+            int[] overlap = held.values().stream()
+                    .filter(h -> h[0] < first + blocks && first < h[0] + h[1])
+                    .findFirst()
+                    .orElse(null);
+            if (overlap == null) {
+                held.put(lease, new int[] {first, blocks});
+                nextSlot = first + blocks;
+                return first;
+            }
+            scanned += overlap[0] + overlap[1] - first;
+            nextSlot = overlap[0] + overlap[1];
         }
-        int first = nextSlot;
-        nextSlot += blocks;
-        return first;
+        throw new SimEngineException("no " + blocks + " free destination slots for lease " + lease);
     }
 
     public Optional<Verdict> verdict(UUID leaseId) {
@@ -93,10 +118,13 @@ public final class SimPrefillEngine extends SimEngine {
             if (verdict.committed()) {
                 body.put("committedBlocks", fetches.get(lease).hashes().length);
                 http.post("/api/v1/leases/" + lease + "/commit", body).expect(200, "commit");
+                held.remove(lease);
             } else {
                 body.put("reason", verdict.detail());
                 http.post("/api/v1/leases/" + lease + "/abort", body).expect(200, "abort");
             }
+        } else if (command.path("type").asString().equals("RELEASE")) {
+            held.remove(lease);
         }
         return true;
     }

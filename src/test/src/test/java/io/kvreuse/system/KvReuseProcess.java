@@ -110,17 +110,21 @@ final class KvReuseProcess implements AutoCloseable {
         }
     }
 
-    /** The operating-system process id (for {@code jcmd}). */
-    long pid() {
-        return process.pid();
-    }
-
     /** SIGKILL: a crash, no shutdown hooks, no graceful drain. Returns once the process is gone. */
     void kill9() throws InterruptedException {
         if (process != null && process.isAlive()) {
             process.destroyForcibly();
             process.waitFor();
         }
+    }
+
+    /** The operating-system process id (for {@code jcmd}). */
+    long pid() {
+        return process.pid();
+    }
+
+    boolean isAlive() {
+        return process != null && process.isAlive();
     }
 
     String baseUrl() {
