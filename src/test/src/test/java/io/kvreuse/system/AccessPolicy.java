@@ -84,6 +84,7 @@ final class AccessPolicy {
             | GET /api/v1/agents/{hostId}                            | -      | -       | host:403 | yes      |
             | POST /api/v1/agents/{hostId}/heartbeat                 | -      | -       | host:403 | -        |
             | GET /api/v1/agents/{hostId}/orders                     | -      | -       | host:403 | -        |
+            | GET /api/v1/agents/{hostId}/orders/unfinished          | -      | -       | host:403 | yes      |
             | POST /api/v1/orders/{orderId}/parts/{rank}             | -      | -       | host:403 | -        |
             | GET /api/v1/cleanup/candidates                         | -      | -       | -        | yes      |
             | POST /api/v1/cleanup/plans                             | -      | -       | -        | yes      |

@@ -20,10 +20,10 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
-import net.jqwik.api.Disabled;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.ShrinkingMode;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
 import tools.jackson.databind.JsonNode;
@@ -51,8 +51,6 @@ import tools.jackson.databind.JsonNode;
  * operation (over 12,000 requests). Full size ({@code -Dkvreuse.system.size=full}): ten per
  * operation per try. Counts go to {@code target/fuzz-results.md}.
  */
-@Disabled("finds open bugs: a NUL character in a domain contract string is a 500 (PostgreSQL 22P05), and"
-        + " requests intermittently get no answer within 30 s under fuzzing; enable once fixed (see BENCHMARKS.md)")
 class ApiFuzzSystemTests {
 
     static final int REJECTED_TRIES = 240;
@@ -109,7 +107,7 @@ class ApiFuzzSystemTests {
         }
     }
 
-    @Property(tries = REJECTED_TRIES)
+    @Property(tries = REJECTED_TRIES, shrinking = ShrinkingMode.OFF)
     void rejectedRequestsGetProblemsAndChangeNothing(@ForAll("rejected") List<FuzzRequests.Fuzz> batch)
             throws Exception {
         if (!quiet) {
@@ -139,7 +137,7 @@ class ApiFuzzSystemTests {
                 .isEmpty();
     }
 
-    @Property(tries = BOUNDARY_TRIES)
+    @Property(tries = BOUNDARY_TRIES, shrinking = ShrinkingMode.OFF)
     void boundaryRequestsNeverFail(@ForAll("boundary") List<FuzzRequests.Fuzz> batch) {
         quiet = false;
         List<RawHttp.Exchange> exchanges = send(batch);

@@ -21,10 +21,32 @@ import tools.jackson.databind.JsonNode;
  */
 final class RawHttp {
 
+    /*
+     * The client and the timeouts run on threads of their own. By default HttpClient completes
+     * sendAsync futures in ForkJoinPool.commonPool(), and CompletableFuture.orTimeout schedules there
+     * too; with 2 cores that pool has one worker, and a caller blocked on it (a test engine running
+     * a property there) starves every response delivery: requests looked unanswered while the
+     * server had long answered them.
+     */
+    private static final java.util.concurrent.ExecutorService EXECUTOR =
+            java.util.concurrent.Executors.newCachedThreadPool(daemon("raw-http"));
+    private static final java.util.concurrent.ScheduledExecutorService TIMER =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(daemon("raw-http-timeout"));
+
     private final HttpClient client = HttpClient.newBuilder()
             .connectTimeout(Duration.ofSeconds(5))
             .version(HttpClient.Version.HTTP_1_1)
+            .executor(EXECUTOR)
             .build();
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
     private final String baseUrl;
 
     RawHttp(String baseUrl) {
@@ -129,6 +151,7 @@ final class RawHttp {
         List<CompletableFuture<Exchange>> futures = new ArrayList<>();
         for (Request r : requests) {
             permits.acquireUninterruptibly();
+            long t0 = System.nanoTime();
             CompletableFuture<HttpResponse<String>> sent;
             try {
                 sent = client.sendAsync(build(r, timeout), HttpResponse.BodyHandlers.ofString());
@@ -136,13 +159,22 @@ final class RawHttp {
                 sent = CompletableFuture.failedFuture(e);
             }
             // a permit comes back whatever happens, so one stuck exchange cannot stall the batch
-            futures.add(sent.orTimeout(timeout.toMillis() + 5_000, java.util.concurrent.TimeUnit.MILLISECONDS)
-                    .handle((resp, failure) -> {
-                        permits.release();
-                        Response response =
-                                failure != null ? new Response(0, "", "", failure.toString()) : toResponse(resp);
-                        return new Exchange(r, response);
-                    }));
+            CompletableFuture<HttpResponse<String>> exchange = sent;
+            TIMER.schedule(
+                    () -> exchange.completeExceptionally(new java.util.concurrent.TimeoutException(
+                            "no answer within " + (timeout.toMillis() + 5_000) + " ms")),
+                    timeout.toMillis() + 5_000,
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+            futures.add(exchange.handle((resp, failure) -> {
+                permits.release();
+                long ms = (System.nanoTime() - t0) / 1_000_000;
+                if (ms > 3_000) {
+                    System.err.println(
+                            "SLOW " + ms + " ms: " + r + " -> " + (failure != null ? failure : resp.statusCode()));
+                }
+                Response response = failure != null ? new Response(0, "", "", failure.toString()) : toResponse(resp);
+                return new Exchange(r, response);
+            }));
         }
         return futures.stream().map(CompletableFuture::join).toList();
     }
