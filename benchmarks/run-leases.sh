@@ -61,11 +61,12 @@ same machine ($(nproc) cores, shared). Target: ≥ 1,000 lifecycles/s.
 ## Reading it
 
 One lifecycle is 10 HTTP requests (selection, destination, donor poll + PIN ack, agent poll, part
-report, target poll, commit, donor poll + UNPIN ack) and about 105 SQL statements in 10
-transactions: every report locks the lease row, re-checks the parties' epochs, moves the state with a
+report, target poll, commit, donor poll + UNPIN ack) and about 118 SQL statements in 10
+transactions (counted from R2DBC's query log at DEBUG; 161 before the pool stopped validating
+each connection with a query and the command channel stopped loading whole incarnations): every report locks the lease row, re-checks the parties' epochs, moves the state with a
 conditional update and writes an audit row in the same transaction, and the durable transitions
 commit synchronously. TPC-B is 5 statements per transaction, so the PostgreSQL itself could carry
-roughly TPC-B tps × 5 / 105 lifecycles/s; the rest of the gap is the Java side (TLS-less HTTP/1.1,
+roughly TPC-B tps × 5 / 118 lifecycles/s; the rest of the gap is the Java side (TLS-less HTTP/1.1,
 Spring Security token check, WebFlux, R2DBC, Jackson) sharing the same two cores with PostgreSQL and
 the load driver.
 
