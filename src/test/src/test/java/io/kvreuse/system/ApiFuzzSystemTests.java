@@ -92,6 +92,12 @@ class ApiFuzzSystemTests {
     static void stop() throws Exception {
         try {
             writeResults();
+            // what the accepted boundary requests did must still keep every DESIGN invariant
+            if (fleet != null) {
+                try (var db = fleet.db()) {
+                    Invariants.assertHold(db);
+                }
+            }
             // the control plane's log, for the 5xx and stalls the report names
             try (Stream<Path> logs = Files.list(home)) {
                 for (Path log : logs.filter(p -> p.toString().endsWith(".log")).toList()) {

@@ -49,7 +49,11 @@ class AuthorizationMatrixSystemTests {
     @AfterAll
     static void stop() throws Exception {
         if (fleet != null) {
-            fleet.close();
+            try (var db = fleet.db()) {
+                Invariants.assertHold(db); // the allowed calls went through every endpoint
+            } finally {
+                fleet.close();
+            }
         }
     }
 
