@@ -206,6 +206,6 @@ class AuthorizationMatrixSystemTests {
         });
         Path out = Path.of("target", "authorization-matrix.md");
         Files.createDirectories(out.getParent());
-        Files.writeString(out, b.toString());
+        Files.write(out, b.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 }
