@@ -123,7 +123,7 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
                         "Invalid value",
                         "a value in the request cannot be stored (SQLSTATE " + sqlState(e) + ")");
             default ->
-                isStoreFailure(ex)
+                io.kvreuse.store.StoreFailures.isStoreFailure(ex)
                         ? storeUnavailable()
                         : new Problem(
                                 HttpStatus.INTERNAL_SERVER_ERROR,
@@ -193,20 +193,6 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
             }
         }
         return "";
-    }
-
-    private static boolean isStoreFailure(Throwable ex) {
-        for (Throwable t = ex; t != null; t = t.getCause()) {
-            String name = t.getClass().getName();
-            if (name.startsWith("io.r2dbc.spi.R2dbcNonTransientResource")
-                    || name.startsWith("io.r2dbc.spi.R2dbcTransient")
-                    || name.contains("PostgresConnectionClosedException")
-                    || t instanceof java.net.ConnectException
-                    || t instanceof java.util.concurrent.TimeoutException) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static boolean hasCause(Throwable ex, Class<? extends Throwable> type) {
