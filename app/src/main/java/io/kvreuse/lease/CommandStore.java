@@ -125,7 +125,7 @@ class CommandStore {
                 .rowsUpdated();
     }
 
-    private static Command toCommand(io.r2dbc.spi.Readable r) {
+    static Command toCommand(io.r2dbc.spi.Readable r) {
         OffsetDateTime acked = r.get("acked_at", OffsetDateTime.class);
         return new Command(
                 r.get("command_id", UUID.class),

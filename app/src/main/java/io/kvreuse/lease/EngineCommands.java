@@ -1,5 +1,7 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.error.ItemResult;
+import io.kvreuse.error.KvReuseException;
 import io.kvreuse.incarnation.Incarnations;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.store.PgNotifications;
@@ -26,6 +28,7 @@ public class EngineCommands {
     private final CommandStore commands;
     private final LeaseStore leases;
     private final CommandAcks acks;
+    private final LeaseBatches batches;
     private final LeaseMetrics metrics;
     private final LongPoll longPoll;
     private final TransactionalOperator tx;
@@ -37,6 +40,7 @@ public class EngineCommands {
             CommandStore commands,
             LeaseStore leases,
             CommandAcks acks,
+            LeaseBatches batches,
             LeaseMetrics metrics,
             LongPoll longPoll,
             TransactionalOperator tx,
@@ -46,6 +50,7 @@ public class EngineCommands {
         this.commands = commands;
         this.leases = leases;
         this.acks = acks;
+        this.batches = batches;
         this.metrics = metrics;
         this.longPoll = longPoll;
         this.tx = tx;
@@ -82,14 +87,64 @@ public class EngineCommands {
         Instant now = clock.instant();
         return commands.claim(incarnationId, now, now.plus(props.commandRedelivery()), props.pollBatch())
                 .collectList()
-                .flatMapMany(Flux::fromIterable)
-                .concatMap(c -> leases.find(c.leaseId()).map(l -> EngineCommand.of(c, l)))
-                .collectList()
+                .flatMap(claimed -> claimed.isEmpty()
+                        ? Mono.just(List.<EngineCommand>of())
+                        : leases.find(claimed.stream()
+                                        .map(CommandStore.Command::leaseId)
+                                        .collect(java.util.stream.Collectors.toSet()))
+                                .collectMap(LeaseRow::leaseId)
+                                .map(rows -> claimed.stream()
+                                        .filter(c -> rows.containsKey(c.leaseId()))
+                                        .map(c -> EngineCommand.of(c, rows.get(c.leaseId())))
+                                        .toList()))
                 .as(tx::transactional);
     }
 
     /** Acknowledges a command; idempotent. A stale {@code fencingEpoch} is refused (409) and counted. */
     public Mono<EngineCommand.Ack> ack(
+            UUID incarnationId,
+            UUID commandId,
+            boolean ok,
+            long epoch,
+            @Nullable String detail,
+            ApiPrincipal principal) {
+        return acks(incarnationId, epoch, List.of(new LeaseBatches.AckItem(commandId, ok, detail)), principal)
+                .map(results -> results.getFirst().orThrow());
+    }
+
+    /**
+     * Acknowledges many commands of one incarnation in order, as if each were sent alone: the
+     * everyday ones (a PIN that holds, an UNPIN) in one transaction for the whole batch, the others
+     * one by one after it. An item's problem is answered in its place and does not stop the rest; a
+     * stale {@code fencingEpoch} refuses the whole batch (409).
+     */
+    public Mono<List<ItemResult<EngineCommand.Ack>>> acks(
+            UUID incarnationId, long epoch, List<LeaseBatches.AckItem> items, ApiPrincipal principal) {
+        return incarnations.requireOwnership(incarnationId, principal).flatMap(inc -> {
+            if (inc.fencingEpoch() != epoch) {
+                metrics.stale("incarnation");
+                return Mono.error(LeaseProblems.staleEpoch("incarnation " + incarnationId, epoch, inc.fencingEpoch()));
+            }
+            return batches.acks(incarnationId, epoch, items, principal.actor())
+                    .as(tx::transactional)
+                    .doOnNext(batches::committed)
+                    .flatMap(d -> Flux.range(0, items.size())
+                            .concatMap(i -> {
+                                EngineCommand.Ack fast = d.results().get(i);
+                                if (fast != null) {
+                                    return Mono.just(ItemResult.ok(fast));
+                                }
+                                LeaseBatches.AckItem item = items.get(i);
+                                return one(incarnationId, item.commandId(), item.ok(), epoch, item.detail(), principal)
+                                        .map(ItemResult::ok)
+                                        .onErrorResume(KvReuseException.class, e -> Mono.just(ItemResult.failed(e)));
+                            })
+                            .collectList());
+        });
+    }
+
+    /** One acknowledgement through the general path: duplicates, refusals and every other case. */
+    private Mono<EngineCommand.Ack> one(
             UUID incarnationId,
             UUID commandId,
             boolean ok,

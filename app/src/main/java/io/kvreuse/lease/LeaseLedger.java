@@ -148,7 +148,7 @@ class LeaseLedger {
         return Mono.zip(
                         holds.pins(row.leaseId()).collectList(),
                         holds.destinations(row.leaseId()).collectList())
-                .flatMap(t -> ready(t.getT1(), t.getT2(), tp) ? orders.create(row, t.getT2(), now()) : Mono.empty());
+                .flatMap(t -> ready(t.getT1(), t.getT2(), tp) ? orders.create(row, now()) : Mono.empty());
     }
 
     private static boolean ready(List<HoldStore.Pin> pins, List<HoldStore.Destination> dests, int tp) {

@@ -1,7 +1,9 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.error.ItemResult;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemKind;
+import io.kvreuse.incarnation.Incarnations;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.security.Role;
 import java.util.List;
@@ -33,6 +35,8 @@ class LeaseReports {
     private final PartyChecks parties;
     private final LeaseMetrics metrics;
     private final TransactionalOperator tx;
+    private final LeaseBatches batches;
+    private final Incarnations incarnations;
 
     LeaseReports(
             LeaseStore leases,
@@ -42,7 +46,9 @@ class LeaseReports {
             Leases views,
             PartyChecks parties,
             LeaseMetrics metrics,
-            TransactionalOperator tx) {
+            TransactionalOperator tx,
+            LeaseBatches batches,
+            Incarnations incarnations) {
         this.leases = leases;
         this.holds = holds;
         this.commands = commands;
@@ -51,6 +57,84 @@ class LeaseReports {
         this.parties = parties;
         this.metrics = metrics;
         this.tx = tx;
+        this.batches = batches;
+        this.incarnations = incarnations;
+    }
+
+    /**
+     * Destinations of many leases of one target incarnation, in order, as if each were sent alone
+     * with the batch's epoch: allocations on fresh leases in one transaction, every other item
+     * (and all of them, should one allocation overlap a held slot range) one by one after it.
+     */
+    Mono<List<ItemResult<LeaseReportResult>>> destinations(
+            UUID targetId, LeaseRequests.DestinationsRequest req, ApiPrincipal p) {
+        List<LeaseBatches.DestinationItem> items = req.destinations().stream()
+                .map(d -> new LeaseBatches.DestinationItem(d.leaseId(), d.ranks()))
+                .toList();
+        return batch(
+                targetId,
+                req.fencingEpoch(),
+                p,
+                items.stream().map(LeaseBatches.DestinationItem::leaseId).toList(),
+                batches.destinations(targetId, items, p.actor()),
+                i -> destination(
+                        items.get(i).leaseId(),
+                        new LeaseRequests.DestinationRequest(
+                                req.fencingEpoch(), items.get(i).ranks()),
+                        p));
+    }
+
+    /** Commits of many leases of one target incarnation, in order, as if each were sent alone. */
+    Mono<List<ItemResult<LeaseReportResult>>> commits(UUID targetId, LeaseRequests.CommitsRequest req, ApiPrincipal p) {
+        List<LeaseBatches.CommitItem> items = req.commits().stream()
+                .map(c -> new LeaseBatches.CommitItem(c.leaseId(), c.committedBlocks()))
+                .toList();
+        return batch(
+                targetId,
+                req.fencingEpoch(),
+                p,
+                items.stream().map(LeaseBatches.CommitItem::leaseId).toList(),
+                batches.commits(targetId, items, p.actor()),
+                i -> commit(
+                        items.get(i).leaseId(),
+                        new LeaseRequests.CommitRequest(
+                                req.fencingEpoch(), items.get(i).committedBlocks()),
+                        p));
+    }
+
+    private Mono<List<ItemResult<LeaseReportResult>>> batch(
+            UUID targetId,
+            long epoch,
+            ApiPrincipal p,
+            List<UUID> leaseIds,
+            Mono<LeaseBatches.Decided<LeaseState>> fast,
+            java.util.function.IntFunction<Mono<LeaseView>> alone) {
+        return incarnations.requireOwnership(targetId, p).flatMap(inc -> {
+            if (inc.fencingEpoch() != epoch) {
+                metrics.stale("incarnation");
+                return Mono.error(LeaseProblems.staleEpoch("incarnation " + targetId, epoch, inc.fencingEpoch()));
+            }
+            int size = leaseIds.size();
+            return fast.as(tx::transactional)
+                    .doOnNext(batches::committed)
+                    .map(LeaseBatches.Decided::results)
+                    // an overlapping allocation fails the batch's statement: every item goes alone
+                    .onErrorResume(
+                            DataIntegrityViolationException.class,
+                            e -> Mono.just(java.util.Collections.nCopies(size, null)))
+                    .flatMap(results -> reactor.core.publisher.Flux.range(0, size)
+                            .concatMap(i -> {
+                                LeaseState state = results.get(i);
+                                return state != null
+                                        ? Mono.just(ItemResult.ok(new LeaseReportResult(leaseIds.get(i), state)))
+                                        : alone.apply(i)
+                                                .map(v -> ItemResult.ok(new LeaseReportResult(v.leaseId(), v.state())))
+                                                .onErrorResume(
+                                                        KvReuseException.class,
+                                                        e -> Mono.just(ItemResult.<LeaseReportResult>failed(e)));
+                            })
+                            .collectList());
+        });
     }
 
     Mono<LeaseView> destination(UUID id, LeaseRequests.DestinationRequest req, ApiPrincipal p) {

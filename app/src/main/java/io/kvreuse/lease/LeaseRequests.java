@@ -48,4 +48,32 @@ final class LeaseRequests {
             @NotNull Boolean ok,
             @NotNull @Min(1) Long fencingEpoch,
             @Nullable @Size(max = 2000) String detail) {}
+
+    /** Acknowledgements of many commands of one incarnation, at its current epoch. */
+    record AcksRequest(
+            @NotNull @Min(1) Long fencingEpoch,
+            @NotEmpty @Size(max = 256) List<@NotNull @Valid AckEntry> acks) {}
+
+    record AckEntry(
+            @NotNull java.util.UUID commandId,
+            @NotNull Boolean ok,
+            @Nullable @Size(max = 2000) String detail) {}
+
+    /** Destination allocations of many leases of one target incarnation. */
+    record DestinationsRequest(
+            @NotNull @Min(1) Long fencingEpoch,
+            @NotEmpty @Size(max = 256) List<@NotNull @Valid DestinationEntry> destinations) {}
+
+    record DestinationEntry(
+            @NotNull java.util.UUID leaseId,
+            @NotEmpty @Size(max = 64) List<@NotNull @Valid RankDestination> ranks) {}
+
+    /** Commits of many leases of one target incarnation. */
+    record CommitsRequest(
+            @NotNull @Min(1) Long fencingEpoch,
+            @NotEmpty @Size(max = 256) List<@NotNull @Valid CommitEntry> commits) {}
+
+    record CommitEntry(
+            @NotNull java.util.UUID leaseId,
+            @NotNull @Min(1) Integer committedBlocks) {}
 }

@@ -30,6 +30,14 @@ class LeaseStore {
                 .one();
     }
 
+    /** Leases by id, as they are. */
+    Flux<LeaseRow> find(java.util.Collection<UUID> ids) {
+        return db.sql("SELECT * FROM lease WHERE lease_id = ANY(CAST(:ids AS UUID[]))")
+                .bind("ids", ids.stream().map(UUID::toString).toArray(String[]::new))
+                .map((r, m) -> LeaseRow.of(r))
+                .all();
+    }
+
     /** The lease, locked for the rest of the transaction: every change to one lease is serialised here. */
     Mono<LeaseRow> lock(UUID id) {
         return db.sql("SELECT * FROM lease WHERE lease_id = :id FOR UPDATE")

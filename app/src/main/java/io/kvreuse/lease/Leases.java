@@ -21,12 +21,14 @@ public class Leases {
     private final HoldStore holds;
     private final TransferOutcomes outcomes;
     private final LeaseLedger ledger;
+    private final LeaseBatches batches;
 
-    Leases(LeaseStore leases, HoldStore holds, TransferOutcomes outcomes, LeaseLedger ledger) {
+    Leases(LeaseStore leases, HoldStore holds, TransferOutcomes outcomes, LeaseLedger ledger, LeaseBatches batches) {
         this.leases = leases;
         this.holds = holds;
         this.outcomes = outcomes;
         this.ledger = ledger;
+        this.batches = batches;
     }
 
     /** The lease with what it holds, without visibility checks (operators' tools, cleanup). */
@@ -92,5 +94,55 @@ public class Leases {
     /** The unfinished leases of an incarnation, with what they hold (for cleanup plans). */
     public Mono<List<LeaseView>> ofIncarnation(UUID incarnationId) {
         return leases.unfinished(incarnationId).concatMap(this::view).collectList();
+    }
+
+    /**
+     * Call inside the claiming transaction, with the claimed orders' leases: a SOURCE_PINNED lease
+     * moves to TRANSFERRING, since its transfer may start writing now. Answers each lease's state.
+     */
+    public Mono<List<LeaseState>> ordersClaimed(List<UUID> leaseIds, String actor) {
+        return batches.ordersClaimed(leaseIds, actor).map(d -> {
+            batches.committed(d);
+            return d.results();
+        });
+    }
+
+    /** One part report for {@link #partsReported}, for an order the agent was checked to report on. */
+    public record PartReport(
+            UUID orderId,
+            UUID leaseId,
+            int rank,
+            String state,
+            long bytes,
+            long durationUs,
+            @Nullable Integer nativeStatus,
+            @Nullable String detail) {}
+
+    /**
+     * Call inside a transaction: applies the everyday part reports (RUNNING, or DONE — delivering
+     * the lease when every rank is done) of many leases at once. Answers, per report, the lease's
+     * state after it, or null for a report that must go through the single-report path.
+     */
+    public Mono<List<LeaseState>> partsReported(List<PartReport> reports, String actor) {
+        return batches.parts(
+                        reports.stream()
+                                .map(r -> new LeaseBatches.PartItem(
+                                        r.orderId(),
+                                        r.leaseId(),
+                                        r.rank(),
+                                        new BatchStore.PartUpdate(
+                                                r.orderId(),
+                                                r.rank(),
+                                                r.state(),
+                                                r.bytes(),
+                                                r.durationUs(),
+                                                r.nativeStatus(),
+                                                r.detail())))
+                                .toList(),
+                        actor)
+                .map(d -> {
+                    batches.committed(d);
+                    return d.results();
+                });
     }
 }

@@ -1,14 +1,8 @@
 package io.kvreuse.lease;
 
-import io.kvreuse.selection.NixlAgentNames;
-import io.r2dbc.postgresql.codec.Json;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.function.Function;
-import java.util.stream.Collectors;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Flux;
@@ -32,88 +26,56 @@ class OrderWriter {
         this.json = json;
     }
 
-    private record End(int rank, int gpuOrdinal, String hostId, String regionRef, long bytesPerBlock) {}
-
     /** One part's state as reported, for the lease's decision. */
     record PartState(int rank, String state, long bytes, long bytesMoved, long durationUs) {}
 
-    Mono<Void> create(LeaseRow lease, List<HoldStore.Destination> dests, Instant now) {
-        Mono<List<End>> sources = db.sql("""
-                        SELECT r.rank, r.gpu_ordinal, r.host_id, p.region_ref, p.bytes_per_block
-                        FROM incarnation_rank r JOIN bank_part p ON p.bank_id = :bank AND p.rank = r.rank
-                        WHERE r.incarnation_id = :donor ORDER BY r.rank
-                        """)
-                .bind("bank", lease.bankId())
-                .bind("donor", lease.donorId())
-                .map((r, m) -> new End(
-                        r.get("rank", Integer.class),
-                        r.get("gpu_ordinal", Integer.class),
-                        r.get("host_id", String.class),
-                        r.get("region_ref", String.class),
-                        r.get("bytes_per_block", Long.class)))
-                .all()
-                .collectList();
-        Mono<List<End>> targets = db.sql(
-                        "SELECT rank, gpu_ordinal, host_id FROM incarnation_rank WHERE incarnation_id = :t ORDER BY rank")
-                .bind("t", lease.targetId())
-                .map((r, m) -> new End(
-                        r.get("rank", Integer.class),
-                        r.get("gpu_ordinal", Integer.class),
-                        r.get("host_id", String.class),
-                        "",
-                        0))
-                .all()
-                .collectList();
-        UUID orderId = UUID.randomUUID();
-        return Mono.zip(sources, targets).flatMap(t -> {
-            Map<Integer, HoldStore.Destination> byRank =
-                    dests.stream().collect(Collectors.toMap(HoldStore.Destination::rank, Function.identity()));
-            String initiator = t.getT2().getFirst().hostId();
-            Mono<Void> order = db.sql("""
-                            INSERT INTO transfer_order (order_id, lease_id, host_id, donor_host_id, state, created_at, deadline)
-                            VALUES (:o, :l, :h, :dh, 'QUEUED', :now, :deadline)
-                            """)
-                    .bind("o", orderId)
-                    .bind("l", lease.leaseId())
-                    .bind("h", initiator)
-                    .bind("dh", t.getT1().getFirst().hostId())
-                    .bind("now", LeaseStore.at(now))
-                    .bind("deadline", LeaseStore.at(lease.transferDeadline()))
-                    .then();
-            return order.thenMany(Flux.fromIterable(t.getT1()).concatMap(src -> {
-                        End dst = t.getT2().get(src.rank());
-                        HoldStore.Destination d = byRank.get(src.rank());
-                        return part(orderId, lease, src, dst, d);
-                    }))
-                    .then();
-        });
+    Mono<Void> create(LeaseRow lease, Instant now) {
+        return create(List.of(lease.leaseId()), now);
     }
 
-    private Mono<Void> part(UUID orderId, LeaseRow lease, End src, End dst, HoldStore.Destination d) {
-        Map<String, Object> source = end(src, src.regionRef(), lease.sourceRuns(), src.bytesPerBlock());
-        Map<String, Object> destination = end(dst, d.regionRef(), d.runs(), src.bytesPerBlock());
+    /**
+     * Queues one order per lease, with one part per rank: the source end on the donor's bank part,
+     * the destination end on the target's allocation (agent names as {@code NixlAgentNames} makes
+     * them). The order goes to the host of the target's first rank, which initiates the transfer.
+     */
+    Mono<Void> create(java.util.Collection<UUID> leaseIds, Instant now) {
+        if (leaseIds.isEmpty()) {
+            return Mono.empty();
+        }
+        String[] ids = leaseIds.stream().map(UUID::toString).toArray(String[]::new);
+        String[] orders =
+                leaseIds.stream().map(l -> UUID.randomUUID().toString()).toArray(String[]::new);
         return db.sql("""
+                        WITH o AS (
+                            SELECT * FROM unnest(CAST(:o AS UUID[]), CAST(:l AS UUID[])) AS o(order_id, lease_id)),
+                        created AS (
+                            INSERT INTO transfer_order (order_id, lease_id, host_id, donor_host_id, state, created_at, deadline)
+                            SELECT o.order_id, l.lease_id,
+                                (SELECT host_id FROM incarnation_rank WHERE incarnation_id = l.target_incarnation_id ORDER BY rank LIMIT 1),
+                                (SELECT host_id FROM incarnation_rank WHERE incarnation_id = l.donor_incarnation_id ORDER BY rank LIMIT 1),
+                                'QUEUED', :now, l.transfer_deadline
+                            FROM o JOIN lease l ON l.lease_id = o.lease_id
+                            RETURNING order_id)
                         INSERT INTO transfer_part (order_id, rank, source, destination, slot_runs, bytes, state)
-                        VALUES (:o, :rank, :src, :dst, :runs, :bytes, 'QUEUED')
+                        SELECT o.order_id, s.rank,
+                            jsonb_build_object('hostId', s.host_id, 'gpuOrdinal', s.gpu_ordinal,
+                                'nixlAgent', 'kvreuse@' || s.host_id || '/gpu' || s.gpu_ordinal, 'regionRef', p.region_ref,
+                                'slotRuns', l.source_slot_runs, 'bytesPerBlock', p.bytes_per_block),
+                            jsonb_build_object('hostId', t.host_id, 'gpuOrdinal', t.gpu_ordinal,
+                                'nixlAgent', 'kvreuse@' || t.host_id || '/gpu' || t.gpu_ordinal, 'regionRef', d.region_ref,
+                                'slotRuns', d.slot_runs, 'bytesPerBlock', p.bytes_per_block),
+                            l.source_slot_runs, l.fetch_blocks * p.bytes_per_block, 'QUEUED'
+                        FROM o JOIN lease l ON l.lease_id = o.lease_id
+                        JOIN incarnation_rank s ON s.incarnation_id = l.donor_incarnation_id
+                        JOIN bank_part p ON p.bank_id = l.bank_id AND p.rank = s.rank
+                        JOIN incarnation_rank t ON t.incarnation_id = l.target_incarnation_id AND t.rank = s.rank
+                        JOIN lease_destination d ON d.lease_id = l.lease_id AND d.rank = s.rank
+                        WHERE EXISTS (SELECT 1 FROM created c WHERE c.order_id = o.order_id)
                         """)
-                .bind("o", orderId)
-                .bind("rank", src.rank())
-                .bind("src", Json.of(json.writeValueAsString(source)))
-                .bind("dst", Json.of(json.writeValueAsString(destination)))
-                .bind("runs", Json.of(SlotRuns.json(lease.sourceRuns())))
-                .bind("bytes", lease.fetchBlocks() * src.bytesPerBlock())
+                .bind("o", orders)
+                .bind("l", ids)
+                .bind("now", LeaseStore.at(now))
                 .then();
-    }
-
-    private static Map<String, Object> end(End e, String regionRef, int[][] runs, long bytesPerBlock) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("hostId", e.hostId());
-        m.put("gpuOrdinal", e.gpuOrdinal());
-        m.put("nixlAgent", NixlAgentNames.of(e.hostId(), e.gpuOrdinal()));
-        m.put("regionRef", regionRef);
-        m.put("slotRuns", SlotRuns.list(runs));
-        m.put("bytesPerBlock", bytesPerBlock);
-        return m;
     }
 
     /** A queued order that was never handed out is withdrawn; a claimed one is left to its parts. */

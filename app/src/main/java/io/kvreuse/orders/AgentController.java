@@ -1,5 +1,6 @@
 package io.kvreuse.orders;
 
+import io.kvreuse.error.BatchResults;
 import io.kvreuse.lease.LongPoll;
 import io.kvreuse.security.CurrentPrincipal;
 import jakarta.validation.Valid;
@@ -73,5 +74,14 @@ class AgentController {
     Mono<TransferOrder.PartAck> part(
             @PathVariable UUID orderId, @PathVariable int rank, @Valid @RequestBody AgentRequests.PartReport body) {
         return CurrentPrincipal.get().flatMap(p -> orders.report(orderId, rank, body, p));
+    }
+
+    /** Part reports of many orders; each item as {@code POST /orders/{orderId}/parts/{rank}} would. */
+    @PostMapping("/api/v1/agents/{hostId}/parts")
+    Mono<BatchResults<TransferOrder.PartAck>> parts(
+            @PathVariable String hostId, @Valid @RequestBody AgentRequests.PartReports body) {
+        return CurrentPrincipal.get()
+                .flatMap(p -> orders.reports(hostId, body, p))
+                .map(BatchResults::new);
     }
 }

@@ -50,4 +50,23 @@ final class AgentRequests {
             @Nullable Integer nativeStatus,
             @Nullable @Size(max = 2000) String detail,
             @NotNull @Min(1) Long fencingEpoch) {}
+
+    /** Part reports of many orders by the agent of one host, at its current epoch. */
+    record PartReports(
+            @NotNull @Min(1) Long fencingEpoch,
+            @NotEmpty @Size(max = 256) List<@NotNull @Valid PartEntry> reports) {}
+
+    record PartEntry(
+            @NotNull java.util.UUID orderId,
+            @NotNull @Min(0) Integer rank,
+            @NotNull PartState state,
+            @NotNull @Min(0) Long bytes,
+            @NotNull @Min(0) Long durationUs,
+            @Nullable Integer nativeStatus,
+            @Nullable @Size(max = 2000) String detail) {
+
+        PartReport report(long fencingEpoch) {
+            return new PartReport(state, bytes, durationUs, nativeStatus, detail, fencingEpoch);
+        }
+    }
 }

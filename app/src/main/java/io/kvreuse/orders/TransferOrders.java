@@ -1,7 +1,9 @@
 package io.kvreuse.orders;
 
+import io.kvreuse.error.ItemResult;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemKind;
+import io.kvreuse.lease.LeaseState;
 import io.kvreuse.lease.Leases;
 import io.kvreuse.lease.LongPoll;
 import io.kvreuse.security.ApiPrincipal;
@@ -98,27 +100,52 @@ public class TransferOrders {
                         r.get("claims", Integer.class)))
                 .all()
                 .collectList()
-                .flatMapMany(Flux::fromIterable)
-                .concatMap(c -> leases.orderClaimed(c.leaseId(), actor).then(order(c)))
-                .collectList()
+                .flatMap(claimed -> claimed.isEmpty()
+                        ? Mono.just(List.<TransferOrder>of())
+                        : leases.ordersClaimed(
+                                        claimed.stream().map(Claimed::leaseId).toList(), actor)
+                                .then(parts(
+                                        claimed.stream().map(Claimed::orderId).toList()))
+                                .flatMap(parts -> Flux.fromIterable(claimed)
+                                        .concatMap(c -> {
+                                            List<TransferOrder.Part> list = parts.getOrDefault(c.orderId(), List.of());
+                                            return remoteAgents(c, list)
+                                                    .map(remote -> new TransferOrder(
+                                                            c.orderId(),
+                                                            c.leaseId(),
+                                                            c.hostId(),
+                                                            c.claims(),
+                                                            list,
+                                                            remote));
+                                        })
+                                        .collectList()))
                 .as(tx::transactional);
     }
 
-    private Mono<TransferOrder> order(Claimed c) {
-        Mono<List<TransferOrder.Part>> parts = db.sql(
-                        "SELECT rank, source, destination, slot_runs, bytes FROM transfer_part WHERE order_id = :o ORDER BY rank")
-                .bind("o", c.orderId())
-                .map((r, m) -> new TransferOrder.Part(
-                        r.get("rank", Integer.class),
-                        json.readValue(r.get("source", Json.class).asString(), MAP),
-                        json.readValue(r.get("destination", Json.class).asString(), MAP),
-                        json.readValue(
-                                r.get("slot_runs", Json.class).asString(), new TypeReference<List<List<Integer>>>() {}),
-                        r.get("bytes", Long.class)))
+    /** The parts of the orders, by order, in rank order. */
+    private Mono<Map<UUID, List<TransferOrder.Part>>> parts(List<UUID> orderIds) {
+        return db.sql("""
+                        SELECT order_id, rank, source, destination, slot_runs, bytes FROM transfer_part
+                        WHERE order_id = ANY(CAST(:o AS UUID[])) ORDER BY order_id, rank
+                        """)
+                .bind("o", orderIds.stream().map(UUID::toString).toArray(String[]::new))
+                .map((r, m) -> Map.entry(
+                        r.get("order_id", UUID.class),
+                        new TransferOrder.Part(
+                                r.get("rank", Integer.class),
+                                json.readValue(r.get("source", Json.class).asString(), MAP),
+                                json.readValue(r.get("destination", Json.class).asString(), MAP),
+                                json.readValue(
+                                        r.get("slot_runs", Json.class).asString(),
+                                        new TypeReference<List<List<Integer>>>() {}),
+                                r.get("bytes", Long.class))))
                 .all()
-                .collectList();
-        return parts.flatMap(list -> remoteAgents(c, list)
-                .map(remote -> new TransferOrder(c.orderId(), c.leaseId(), c.hostId(), c.claims(), list, remote)));
+                .collectMultimap(Map.Entry::getKey, Map.Entry::getValue)
+                .map(m -> {
+                    Map<UUID, List<TransferOrder.Part>> byOrder = new java.util.HashMap<>();
+                    m.forEach((k, v) -> byOrder.put(k, List.copyOf(v)));
+                    return byOrder;
+                });
     }
 
     private Mono<List<TransferOrder.RemoteAgent>> remoteAgents(Claimed c, List<TransferOrder.Part> parts) {
@@ -196,28 +223,119 @@ public class TransferOrders {
 
     /** A part's progress; a report on a part already final answers as is if it says the same, 409 otherwise. */
     public Mono<TransferOrder.PartAck> report(UUID orderId, int rank, AgentRequests.PartReport req, ApiPrincipal p) {
-        return db.sql("SELECT lease_id, host_id, donor_host_id FROM transfer_order WHERE order_id = :o")
-                .bind("o", orderId)
-                .map((r, m) -> new OrderRow(
-                        r.get("lease_id", UUID.class),
-                        r.get("host_id", String.class),
-                        String.valueOf(r.get("donor_host_id", String.class))))
-                .one()
-                .switchIfEmpty(Mono.error(() -> new KvReuseException(
-                        ProblemKind.NOT_FOUND, "no-such-order", "No such order", "no order " + orderId)))
-                .flatMap(o -> agents.requireOwner(o.hostId(), p)
-                        .onErrorResume(KvReuseException.class, e -> agents.requireOwner(o.donorHost(), p))
-                        .flatMap(epoch -> {
-                            if (req.fencingEpoch() != epoch) {
-                                return Mono.error(NodeAgents.staleEpoch(o.hostId(), req.fencingEpoch(), epoch));
+        return orders(List.of(orderId)).flatMap(found -> {
+            OrderRow o = found.get(orderId);
+            if (o == null) {
+                return Mono.error(noSuchOrder(orderId));
+            }
+            return agents.requireOwner(o.hostId(), p)
+                    .onErrorResume(KvReuseException.class, e -> agents.requireOwner(o.donorHost(), p))
+                    .flatMap(epoch -> {
+                        if (req.fencingEpoch() != epoch) {
+                            return Mono.error(NodeAgents.staleEpoch(o.hostId(), req.fencingEpoch(), epoch));
+                        }
+                        return leases.partsReported(List.of(report(orderId, o.leaseId(), rank, req)), p.actor())
+                                .flatMap(fast -> fast.getFirst() != null
+                                        ? Mono.just(fast.getFirst())
+                                        : leases.lock(o.leaseId())
+                                                .then(apply(orderId, rank, req))
+                                                .then(leases.partsChanged(o.leaseId(), p.actor())))
+                                .map(state -> new TransferOrder.PartAck(
+                                        orderId, rank, req.state().name(), state.name()))
+                                .as(tx::transactional);
+                    });
+        });
+    }
+
+    /**
+     * Part reports of many orders, for agents with many transfers in flight: one request and one
+     * transaction for the everyday reports (RUNNING, DONE), every other report one by one after it,
+     * each answered in its place as {@link #report} would answer it alone. The agent reports for
+     * {@code hostId} at its current epoch (a stale epoch refuses the whole batch with 409).
+     */
+    public Mono<List<ItemResult<TransferOrder.PartAck>>> reports(
+            String hostId, AgentRequests.PartReports req, ApiPrincipal p) {
+        return agents.requireOwner(hostId, p).flatMap(epoch -> {
+            if (req.fencingEpoch() != epoch) {
+                return Mono.error(NodeAgents.staleEpoch(hostId, req.fencingEpoch(), epoch));
+            }
+            List<AgentRequests.PartEntry> items = req.reports();
+            return orders(items.stream()
+                            .map(AgentRequests.PartEntry::orderId)
+                            .distinct()
+                            .toList())
+                    .flatMap(found -> {
+                        List<Integer> fastIndexes = new java.util.ArrayList<>();
+                        List<Leases.PartReport> fast = new java.util.ArrayList<>();
+                        for (int i = 0; i < items.size(); i++) {
+                            AgentRequests.PartEntry e = items.get(i);
+                            OrderRow o = found.get(e.orderId());
+                            if (o != null
+                                    && (o.hostId().equals(hostId)
+                                            || o.donorHost().equals(hostId))) {
+                                fastIndexes.add(i);
+                                fast.add(report(e.orderId(), o.leaseId(), e.rank(), e.report(req.fencingEpoch())));
                             }
-                            return leases.lock(o.leaseId())
-                                    .then(apply(orderId, rank, req))
-                                    .then(leases.partsChanged(o.leaseId(), p.actor()))
-                                    .map(state -> new TransferOrder.PartAck(
-                                            orderId, rank, req.state().name(), state.name()))
-                                    .as(tx::transactional);
-                        }));
+                        }
+                        return (fast.isEmpty()
+                                        ? Mono.just(List.<LeaseState>of())
+                                        : leases.partsReported(fast, p.actor()).as(tx::transactional))
+                                .flatMap(states -> {
+                                    LeaseState[] byItem = new LeaseState[items.size()];
+                                    for (int k = 0; k < fastIndexes.size(); k++) {
+                                        byItem[fastIndexes.get(k)] = states.get(k);
+                                    }
+                                    return Flux.range(0, items.size())
+                                            .concatMap(i -> {
+                                                AgentRequests.PartEntry e = items.get(i);
+                                                if (byItem[i] != null) {
+                                                    return Mono.just(ItemResult.ok(new TransferOrder.PartAck(
+                                                            e.orderId(),
+                                                            e.rank(),
+                                                            e.state().name(),
+                                                            byItem[i].name())));
+                                                }
+                                                return report(e.orderId(), e.rank(), e.report(req.fencingEpoch()), p)
+                                                        .map(ItemResult::ok)
+                                                        .onErrorResume(
+                                                                KvReuseException.class,
+                                                                x -> Mono.just(
+                                                                        ItemResult.<TransferOrder.PartAck>failed(x)));
+                                            })
+                                            .collectList();
+                                });
+                    });
+        });
+    }
+
+    private static Leases.PartReport report(UUID orderId, UUID leaseId, int rank, AgentRequests.PartReport req) {
+        return new Leases.PartReport(
+                orderId,
+                leaseId,
+                rank,
+                req.state().name(),
+                req.bytes(),
+                req.durationUs(),
+                req.nativeStatus(),
+                req.detail());
+    }
+
+    private Mono<Map<UUID, OrderRow>> orders(List<UUID> orderIds) {
+        return db.sql("SELECT order_id, lease_id, host_id, donor_host_id FROM transfer_order"
+                        + " WHERE order_id = ANY(CAST(:o AS UUID[]))")
+                .bind("o", orderIds.stream().map(UUID::toString).toArray(String[]::new))
+                .map((r, m) -> Map.entry(
+                        r.get("order_id", UUID.class),
+                        new OrderRow(
+                                r.get("lease_id", UUID.class),
+                                r.get("host_id", String.class),
+                                String.valueOf(r.get("donor_host_id", String.class)))))
+                .all()
+                .collectMap(Map.Entry::getKey, Map.Entry::getValue);
+    }
+
+    private static KvReuseException noSuchOrder(UUID orderId) {
+        return new KvReuseException(ProblemKind.NOT_FOUND, "no-such-order", "No such order", "no order " + orderId);
     }
 
     private Mono<Void> apply(UUID orderId, int rank, AgentRequests.PartReport req) {

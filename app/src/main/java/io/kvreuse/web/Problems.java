@@ -13,7 +13,7 @@ import org.springframework.http.HttpStatus;
 public final class Problems {
 
     /** Base of every problem {@code type}; the slug is stable per problem kind. */
-    public static final String TYPE_BASE = "https://kvreuse.io/problems/";
+    public static final String TYPE_BASE = ProblemKind.TYPE_BASE;
 
     private Problems() {}
 
@@ -23,14 +23,7 @@ public final class Problems {
 
     /** The one mapping from a problem kind to its HTTP status, for JSON and HTML errors alike. */
     public static HttpStatus status(ProblemKind kind) {
-        return switch (kind) {
-            case INVALID -> HttpStatus.BAD_REQUEST;
-            case NOT_FOUND -> HttpStatus.NOT_FOUND;
-            case FORBIDDEN -> HttpStatus.FORBIDDEN;
-            case CONFLICT -> HttpStatus.CONFLICT;
-            case REFUSED -> HttpStatus.UNPROCESSABLE_CONTENT;
-            case UNAVAILABLE -> HttpStatus.SERVICE_UNAVAILABLE;
-        };
+        return HttpStatus.valueOf(kind.status());
     }
 
     static Problem of(KvReuseException e) {

@@ -1,0 +1,485 @@
+package io.kvreuse.lease;
+
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
+import org.springframework.stereotype.Service;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The common path of lease reports, for a whole batch at once: every lease of the batch is locked
+ * (in id order) and read with its holds in a few statements, each item is decided in memory, and
+ * the changes are written with one set-based statement per kind ({@link BatchChanges}). Only the
+ * everyday case of each report is decided here — a PIN that holds, an UNPIN that releases, a
+ * destination on a fresh lease, a part that runs or completes, a commit of a delivery. Every other
+ * item (a refusal, a stale epoch, a duplicate, a failure) is left {@code null}: the caller runs it
+ * through the single-report path after this batch committed, so it means exactly what it always
+ * did. Once an item of a lease is left, the later items of that lease are left too, keeping their
+ * order.
+ *
+ * <p>Call inside a transaction; the caller counts the metrics from {@link Decided#changes} after
+ * the commit.
+ */
+@Service
+class LeaseBatches {
+
+    private final BatchStore store;
+    private final OrderWriter orders;
+    private final LeaseStore leases;
+    private final Calibration calibration;
+    private final LeaseMetrics metrics;
+    private final Clock clock;
+
+    LeaseBatches(
+            BatchStore store,
+            OrderWriter orders,
+            LeaseStore leases,
+            Calibration calibration,
+            LeaseMetrics metrics,
+            Clock clock) {
+        this.store = store;
+        this.orders = orders;
+        this.leases = leases;
+        this.calibration = calibration;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    /** Per item: its result, or null when the single-report path must decide it. */
+    record Decided<T>(List<@Nullable T> results, BatchChanges changes, Runnable afterCommit) {}
+
+    /** Counts the batch's transitions and the item-specific metrics; call once the transaction committed. */
+    void committed(Decided<?> d) {
+        for (BatchChanges.Lease l : d.changes().leases.values()) {
+            l.transitions.forEach(metrics::transition);
+        }
+        d.afterCommit().run();
+    }
+
+    private Mono<BatchChanges> open(Collection<UUID> leaseIds) {
+        BatchChanges changes = new BatchChanges(store, orders, clock.instant());
+        if (leaseIds.isEmpty()) {
+            return Mono.just(changes);
+        }
+        return store.lock(leaseIds)
+                .collectList()
+                .flatMap(rows -> Mono.zip(
+                                store.pins(leaseIds).collectList(),
+                                store.destinations(leaseIds).collectList())
+                        .map(t -> {
+                            Map<UUID, List<HoldStore.Pin>> pins = t.getT1().stream()
+                                    .collect(Collectors.groupingBy(
+                                            BatchStore.LeasePin::leaseId,
+                                            Collectors.mapping(BatchStore.LeasePin::pin, Collectors.toList())));
+                            Map<UUID, List<HoldStore.Destination>> dests = t.getT2().stream()
+                                    .collect(Collectors.groupingBy(
+                                            BatchStore.LeaseDestination::leaseId,
+                                            Collectors.mapping(
+                                                    BatchStore.LeaseDestination::destination, Collectors.toList())));
+                            for (LeaseRow row : rows) {
+                                changes.add(
+                                        row,
+                                        pins.getOrDefault(row.leaseId(), List.of()),
+                                        dests.getOrDefault(row.leaseId(), List.of()));
+                            }
+                            return changes;
+                        }));
+    }
+
+    private Mono<Map<String, Integer>> tps(BatchChanges changes) {
+        return Flux.fromIterable(changes.leases.values().stream()
+                        .map(l -> l.row.domainId())
+                        .collect(Collectors.toSet()))
+                .concatMap(d -> leases.tp(d).map(tp -> Map.entry(d, tp)))
+                .collectMap(Map.Entry::getKey, Map.Entry::getValue);
+    }
+
+    // ---- engine command acknowledgements ----------------------------------------------------
+
+    record AckItem(UUID commandId, boolean ok, @Nullable String detail) {}
+
+    /**
+     * Acknowledgements of one incarnation's commands at its current {@code epoch}: a PIN that
+     * holds (lease PROPOSED under the epochs it was made with, every block still at its slot) and an
+     * UNPIN that releases are decided here.
+     */
+    Mono<Decided<EngineCommand.Ack>> acks(UUID incarnationId, long epoch, List<AckItem> items, String actor) {
+        List<UUID> commandIds =
+                items.stream().map(AckItem::commandId).distinct().toList();
+        return store.commands(commandIds, false)
+                .filter(c -> c.incarnationId().equals(incarnationId))
+                .map(CommandStore.Command::leaseId)
+                .collect(Collectors.toCollection(LinkedHashSet::new))
+                .flatMap(leaseIds -> open(leaseIds)
+                        .flatMap(changes -> store.commands(commandIds, true)
+                                .collectMap(CommandStore.Command::commandId)
+                                .flatMap(commands -> {
+                                    Set<UUID> banks = changes.leases.values().stream()
+                                            .map(l -> l.row.bankId())
+                                            .collect(Collectors.toSet());
+                                    List<BatchStore.WantedBlock> wanted = new ArrayList<>();
+                                    for (int i = 0; i < items.size(); i++) {
+                                        CommandStore.Command c =
+                                                commands.get(items.get(i).commandId());
+                                        BatchChanges.Lease l = c == null ? null : changes.leases.get(c.leaseId());
+                                        if (l != null
+                                                && c.type().equals("PIN")
+                                                && items.get(i).ok()) {
+                                            int[] slots = l.row.sourceSlots();
+                                            long[] hashes = l.row.seqHashes();
+                                            for (int b = 0; b < hashes.length; b++) {
+                                                wanted.add(new BatchStore.WantedBlock(
+                                                        i, l.row.bankId(), c.rank(), hashes[b], slots[b]));
+                                            }
+                                        }
+                                    }
+                                    return Mono.zip(
+                                                    store.epochs(List.of(incarnationId)),
+                                                    store.banksForPin(banks),
+                                                    store.lockBlocks(wanted),
+                                                    tps(changes))
+                                            .flatMap(t -> {
+                                                Decided<EngineCommand.Ack> d = decideAcks(
+                                                        incarnationId,
+                                                        items,
+                                                        commands,
+                                                        changes,
+                                                        t.getT1().getOrDefault(incarnationId, -1L),
+                                                        t.getT2(),
+                                                        t.getT3(),
+                                                        t.getT4(),
+                                                        actor);
+                                                return changes.apply().thenReturn(d);
+                                            });
+                                })));
+    }
+
+    private Decided<EngineCommand.Ack> decideAcks(
+            UUID incarnationId,
+            List<AckItem> items,
+            Map<UUID, CommandStore.Command> commands,
+            BatchChanges changes,
+            long currentEpoch,
+            Map<UUID, LeaseStore.BankNow> banks,
+            Map<Integer, Long> blockHits,
+            Map<String, Integer> tps,
+            String actor) {
+        List<EngineCommand.Ack> results = new ArrayList<>();
+        Set<UUID> left = new HashSet<>();
+        Set<UUID> seen = new HashSet<>();
+        for (int i = 0; i < items.size(); i++) {
+            AckItem item = items.get(i);
+            CommandStore.Command c = commands.get(item.commandId());
+            BatchChanges.Lease l =
+                    c == null || !c.incarnationId().equals(incarnationId) ? null : changes.leases.get(c.leaseId());
+            EngineCommand.Ack ack = null;
+            if (l != null && !left.contains(l.id()) && seen.add(item.commandId()) && c.ackedAt() == null && item.ok()) {
+                ack = switch (c.type()) {
+                    case "PIN" ->
+                        pin(c, l, item, currentEpoch, banks, blockHits.getOrDefault(i, 0L), tps, changes, actor);
+                    case "UNPIN" -> unpin(c, l, item, changes, actor);
+                    default -> null;
+                };
+            }
+            if (ack == null && l != null) {
+                left.add(l.id());
+            }
+            results.add(ack);
+        }
+        return new Decided<>(results, changes, () -> {});
+    }
+
+    private static EngineCommand.@Nullable Ack pin(
+            CommandStore.Command c,
+            BatchChanges.Lease l,
+            AckItem item,
+            long donorEpoch,
+            Map<UUID, LeaseStore.BankNow> banks,
+            long hits,
+            Map<String, Integer> tps,
+            BatchChanges changes,
+            String actor) {
+        LeaseStore.BankNow bank = banks.get(l.row.bankId());
+        boolean holds = l.row.state() == LeaseState.PROPOSED
+                && l.row.donorId().equals(c.incarnationId())
+                && l.row.donorEpoch() == donorEpoch
+                && bank != null
+                && bank.epoch() == l.row.bankEpoch()
+                && !bank.state().equals("DROPPED")
+                && hits == l.row.fetchBlocks()
+                && l.pins.stream().noneMatch(p -> p.rank() == c.rank());
+        if (!holds) {
+            return null;
+        }
+        changes.pinBlocks(l, c.rank());
+        changes.insertPin(l, c.rank());
+        changes.ack(c.commandId(), true, item.detail());
+        int tp = tps.get(l.row.domainId());
+        if (l.pins.size() >= tp) {
+            changes.move(l, LeaseState.SOURCE_PINNED, actor, null, null);
+            changes.orderWhenReady(l, tp);
+        }
+        return new EngineCommand.Ack(c.commandId(), c.type(), l.id(), l.row.state(), true, false);
+    }
+
+    private static EngineCommand.Ack unpin(
+            CommandStore.Command c, BatchChanges.Lease l, AckItem item, BatchChanges changes, String actor) {
+        boolean releasing =
+                l.pins.stream().anyMatch(p -> p.rank() == c.rank() && p.state().equals("RELEASING"));
+        if (releasing) {
+            changes.pinState(l, c.rank(), "RELEASING", "RELEASED");
+            changes.unpinBlocks(l, c.rank());
+        }
+        changes.settle(l, actor);
+        changes.ack(c.commandId(), true, item.detail());
+        return new EngineCommand.Ack(c.commandId(), c.type(), l.id(), l.row.state(), null, false);
+    }
+
+    // ---- the target's destinations and commits -------------------------------------------------
+
+    record DestinationItem(UUID leaseId, List<LeaseRequests.RankDestination> ranks) {}
+
+    /**
+     * Destinations of one target incarnation: a lease still PROPOSED or SOURCE_PINNED under current
+     * epochs, without a destination yet, gets the allocation (and its order when the source is
+     * pinned). An overlap with a held slot range fails the whole statement: the caller then runs
+     * every item through the single path.
+     */
+    Mono<Decided<LeaseState>> destinations(UUID targetId, List<DestinationItem> items, String actor) {
+        Set<UUID> ids =
+                items.stream().map(DestinationItem::leaseId).collect(Collectors.toCollection(LinkedHashSet::new));
+        return open(ids)
+                .flatMap(changes -> Mono.zip(store.epochs(parties(changes)), tps(changes))
+                        .flatMap(t -> {
+                            Map<UUID, Long> epochs = t.getT1();
+                            List<LeaseState> results = new ArrayList<>();
+                            Set<UUID> left = new HashSet<>();
+                            for (DestinationItem item : items) {
+                                BatchChanges.Lease l = changes.leases.get(item.leaseId());
+                                LeaseState result = null;
+                                if (l != null
+                                        && !left.contains(l.id())
+                                        && l.row.targetId().equals(targetId)) {
+                                    int tp = t.getT2().get(l.row.domainId());
+                                    if ((l.row.state() == LeaseState.PROPOSED
+                                                    || l.row.state() == LeaseState.SOURCE_PINNED)
+                                            && current(l.row, epochs)
+                                            && l.destinations.isEmpty()
+                                            && valid(item.ranks(), tp, l.row.fetchBlocks())) {
+                                        for (LeaseRequests.RankDestination r : item.ranks()) {
+                                            changes.insertDestination(
+                                                    l, r.rank(), r.regionRef(), SlotRuns.of(r.slots()));
+                                        }
+                                        changes.auditAction(
+                                                l,
+                                                actor,
+                                                "DESTINATION_ALLOCATED",
+                                                "{\"ranks\":" + item.ranks().size() + "}");
+                                        changes.orderWhenReady(l, tp);
+                                        result = l.row.state();
+                                    }
+                                }
+                                if (result == null && l != null) {
+                                    left.add(l.id());
+                                }
+                                results.add(result);
+                            }
+                            return changes.apply().thenReturn(new Decided<>(results, changes, () -> {}));
+                        }));
+    }
+
+    private static boolean valid(List<LeaseRequests.RankDestination> ranks, int tp, int blocks) {
+        Set<Integer> seen = new HashSet<>();
+        for (LeaseRequests.RankDestination r : ranks) {
+            if (r.rank() >= tp || !seen.add(r.rank()) || SlotRuns.problem(SlotRuns.of(r.slots()), blocks) != null) {
+                return false;
+            }
+        }
+        return seen.size() == tp;
+    }
+
+    record CommitItem(UUID leaseId, int committedBlocks) {}
+
+    /** Commits of one target incarnation: a DELIVERED lease under its current epoch commits and releases. */
+    Mono<Decided<LeaseState>> commits(UUID targetId, List<CommitItem> items, String actor) {
+        Set<UUID> ids = items.stream().map(CommitItem::leaseId).collect(Collectors.toCollection(LinkedHashSet::new));
+        return open(ids)
+                .flatMap(changes -> store.epochs(List.of(targetId)).flatMap(epochs -> {
+                    List<LeaseState> results = new ArrayList<>();
+                    Set<UUID> left = new HashSet<>();
+                    List<Integer> committed = new ArrayList<>();
+                    for (CommitItem item : items) {
+                        BatchChanges.Lease l = changes.leases.get(item.leaseId());
+                        LeaseState result = null;
+                        if (l != null
+                                && !left.contains(l.id())
+                                && l.row.targetId().equals(targetId)
+                                && l.row.state() == LeaseState.DELIVERED
+                                && item.committedBlocks() <= l.row.fetchBlocks()
+                                && Objects.equals(epochs.get(targetId), l.row.targetEpoch())) {
+                            changes.committed(l, item.committedBlocks());
+                            changes.close(l.id(), "DELIVERED", true, "committed");
+                            changes.move(l, LeaseState.COMMITTED, actor, "COMMITTED", null);
+                            changes.release(l, actor, "COMMITTED", null);
+                            committed.add(item.committedBlocks());
+                            result = l.row.state();
+                        }
+                        if (result == null && l != null) {
+                            left.add(l.id());
+                        }
+                        results.add(result);
+                    }
+                    return changes.apply()
+                            .thenReturn(new Decided<>(results, changes, () -> committed.forEach(metrics::committed)));
+                }));
+    }
+
+    // ---- orders and their parts -----------------------------------------------------------------
+
+    /** Claimed orders' leases move SOURCE_PINNED → TRANSFERRING; answers each lease's state. */
+    Mono<Decided<LeaseState>> ordersClaimed(List<UUID> leaseIds, String actor) {
+        return open(new LinkedHashSet<>(leaseIds)).flatMap(changes -> {
+            List<LeaseState> results = new ArrayList<>();
+            for (UUID id : leaseIds) {
+                BatchChanges.Lease l = changes.leases.get(id);
+                if (l != null && l.row.state() == LeaseState.SOURCE_PINNED) {
+                    changes.move(l, LeaseState.TRANSFERRING, actor, null, null);
+                }
+                results.add(l == null ? null : l.row.state());
+            }
+            return changes.apply().thenReturn(new Decided<>(results, changes, () -> {}));
+        });
+    }
+
+    /** One part report of a batch, for an order the caller already checked the agent may report on. */
+    record PartItem(UUID orderId, UUID leaseId, int rank, BatchStore.PartUpdate update) {}
+
+    private static final Set<String> FINAL = Set.of("DONE", "FAILED", "QUIESCED");
+
+    /**
+     * Part reports: RUNNING and DONE on a TRANSFERRING lease are decided here; a lease whose every
+     * part is then DONE for the full range, under unchanged donor, target and bank epochs, is
+     * DELIVERED (its target told with a DELIVERED command). Every other report — a failure, an
+     * uncertain or quiesced part, a report on a final part, a changed epoch — is left, with the
+     * other reports of its lease.
+     */
+    Mono<Decided<LeaseState>> parts(List<PartItem> items, String actor) {
+        Set<UUID> ids = items.stream().map(PartItem::leaseId).collect(Collectors.toCollection(LinkedHashSet::new));
+        return open(ids).flatMap(changes -> {
+            Set<UUID> banks =
+                    changes.leases.values().stream().map(l -> l.row.bankId()).collect(Collectors.toSet());
+            return Mono.zip(store.parts(ids).collectList(), store.epochs(parties(changes)), store.banksForPin(banks))
+                    .flatMap(t -> {
+                        Map<UUID, Map<Integer, BatchStore.StoredPart>> parts = new HashMap<>();
+                        for (BatchStore.StoredPart p : t.getT1()) {
+                            parts.computeIfAbsent(p.leaseId(), k -> new LinkedHashMap<>())
+                                    .put(p.rank(), p);
+                        }
+                        Map<UUID, List<Integer>> byLease = new LinkedHashMap<>();
+                        for (int i = 0; i < items.size(); i++) {
+                            byLease.computeIfAbsent(items.get(i).leaseId(), k -> new ArrayList<>())
+                                    .add(i);
+                        }
+                        List<LeaseState> results = new ArrayList<>(java.util.Collections.nCopies(items.size(), null));
+                        List<Runnable> after = new ArrayList<>();
+                        byLease.forEach((leaseId, indexes) -> {
+                            BatchChanges.Lease l = changes.leases.get(leaseId);
+                            Map<Integer, BatchStore.StoredPart> now = parts.get(leaseId);
+                            if (l == null || now == null || l.row.state() != LeaseState.TRANSFERRING) {
+                                return;
+                            }
+                            Map<Integer, BatchStore.StoredPart> next = new LinkedHashMap<>(now);
+                            for (int i : indexes) {
+                                PartItem item = items.get(i);
+                                BatchStore.StoredPart part = next.get(item.rank());
+                                String state = item.update().state();
+                                if (part == null
+                                        || !part.orderId().equals(item.orderId())
+                                        || FINAL.contains(part.state())
+                                        || !(state.equals("RUNNING") || state.equals("DONE"))
+                                        || item.update().bytes() > part.bytes()) {
+                                    return;
+                                }
+                                next.put(
+                                        item.rank(),
+                                        new BatchStore.StoredPart(
+                                                part.orderId(),
+                                                leaseId,
+                                                part.rank(),
+                                                state,
+                                                part.bytes(),
+                                                item.update().bytes(),
+                                                item.update().durationUs()));
+                            }
+                            boolean complete = next.values().stream()
+                                    .allMatch(p -> p.state().equals("DONE") && p.bytesMoved() == p.bytes());
+                            boolean unchanged = next.values().stream()
+                                    .noneMatch(p -> p.state().equals("UNCERTAIN")
+                                            || p.state().equals("FAILED")
+                                            || p.state().equals("QUIESCED"));
+                            boolean allStopped = next.values().stream().allMatch(p -> FINAL.contains(p.state()));
+                            if (complete) {
+                                LeaseStore.BankNow bank = t.getT3().get(l.row.bankId());
+                                if (!current(l.row, t.getT2()) || bank == null || bank.epoch() != l.row.bankEpoch()) {
+                                    return;
+                                }
+                            } else if (!unchanged || allStopped) {
+                                return;
+                            }
+                            for (int i : indexes) {
+                                changes.part(items.get(i).update());
+                            }
+                            if (complete) {
+                                long bytesPerRank =
+                                        next.values().iterator().next().bytes();
+                                double realisedMs = next.values().stream()
+                                                .mapToLong(BatchStore.StoredPart::durationUs)
+                                                .max()
+                                                .orElse(0)
+                                        / 1000.0;
+                                changes.move(l, LeaseState.DELIVERED, actor, null, null);
+                                changes.orderState(leaseId, "DONE");
+                                changes.command(l.row.targetId(), leaseId, "DELIVERED", -1);
+                                LeaseRow row = l.row;
+                                after.add(() -> {
+                                    metrics.delivered(row.predictedTransferMs(), realisedMs);
+                                    calibration.sample(row.domainId(), row.transportClass(), bytesPerRank, realisedMs);
+                                });
+                            }
+                            for (int i : indexes) {
+                                results.set(i, l.row.state());
+                            }
+                        });
+                        return changes.apply()
+                                .thenReturn(new Decided<>(results, changes, () -> after.forEach(Runnable::run)));
+                    });
+        });
+    }
+
+    private static Set<UUID> parties(BatchChanges changes) {
+        Set<UUID> ids = new HashSet<>();
+        for (BatchChanges.Lease l : changes.leases.values()) {
+            ids.add(l.row.donorId());
+            ids.add(l.row.targetId());
+        }
+        return ids;
+    }
+
+    /** Whether the lease's donor and target are still at the epochs it was made under. */
+    private static boolean current(LeaseRow row, Map<UUID, Long> epochs) {
+        return Objects.equals(epochs.get(row.donorId()), row.donorEpoch())
+                && Objects.equals(epochs.get(row.targetId()), row.targetEpoch());
+    }
+}
