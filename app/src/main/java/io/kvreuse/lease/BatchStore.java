@@ -32,7 +32,8 @@ class BatchStore {
 
     /** The leases, locked for the rest of the transaction, in lease id order. */
     Flux<LeaseRow> lock(Collection<UUID> leaseIds) {
-        return db.sql("SELECT * FROM lease WHERE lease_id = ANY(CAST(:ids AS UUID[])) ORDER BY lease_id FOR UPDATE")
+        return db.sql("SELECT " + LeaseRow.COLUMNS
+                        + " FROM lease l WHERE l.lease_id = ANY(CAST(:ids AS UUID[])) ORDER BY l.lease_id FOR UPDATE")
                 .bind("ids", ids(leaseIds))
                 .map((r, m) -> LeaseRow.of(r))
                 .all();
@@ -117,6 +118,7 @@ class BatchStore {
                             SELECT w.item FROM unnest(CAST(:item AS INTEGER[]), CAST(:bank AS UUID[]), CAST(:rank AS INTEGER[]),
                                                       CAST(:h AS BIGINT[]), CAST(:s AS INTEGER[])) AS w(item, bank, rank, h, s)
                             JOIN bank_block b ON b.bank_id = w.bank AND b.rank = w.rank AND b.seq_hash = w.h AND b.slot = w.s
+                            WHERE b.bank_id = ANY(CAST(:bank AS UUID[])) AND b.seq_hash = ANY(CAST(:h AS BIGINT[]))
                             FOR UPDATE OF b) AS hit
                         GROUP BY hit.item
                         """)
@@ -142,6 +144,7 @@ class BatchStore {
                                           CAST(:s AS INTEGER[])) AS w(bank, rank, h, s)
                               GROUP BY bank, rank, h, s) AS t
                         WHERE b.bank_id = t.bank AND b.rank = t.rank AND b.seq_hash = t.h AND b.slot = t.s
+                          AND b.bank_id = ANY(CAST(:bank AS UUID[])) AND b.seq_hash = ANY(CAST(:h AS BIGINT[]))
                         """)
                 .bind("bank", blocks.stream().map(w -> w.bank().toString()).toArray(String[]::new))
                 .bind("rank", blocks.stream().map(WantedBlock::rank).toArray(Integer[]::new))
@@ -162,6 +165,7 @@ class BatchStore {
                               FROM unnest(CAST(:bank AS UUID[]), CAST(:rank AS INTEGER[]), CAST(:h AS BIGINT[])) AS w(bank, rank, h)
                               GROUP BY bank, rank, h) AS t
                         WHERE b.bank_id = t.bank AND b.rank = t.rank AND b.seq_hash = t.h AND b.pin_count > 0
+                          AND b.bank_id = ANY(CAST(:bank AS UUID[])) AND b.seq_hash = ANY(CAST(:h AS BIGINT[]))
                         """)
                 .bind("bank", blocks.stream().map(w -> w.bank().toString()).toArray(String[]::new))
                 .bind("rank", blocks.stream().map(WantedBlock::rank).toArray(Integer[]::new))
@@ -183,7 +187,7 @@ class BatchStore {
                         FROM unnest(CAST(:id AS UUID[]), CAST(:fv AS BIGINT[]), CAST(:st AS TEXT[]), CAST(:v AS BIGINT[]),
                                     CAST(:o AS TEXT[]), CAST(:r AS TEXT[]), CAST(:c AS INTEGER[]))
                              AS m(id, fv, st, v, outcome, reason, committed)
-                        WHERE l.lease_id = m.id AND l.version = m.fv
+                        WHERE l.lease_id = m.id AND l.version = m.fv AND l.lease_id = ANY(CAST(:id AS UUID[]))
                         """)
                 .bind("now", LeaseStore.at(now))
                 .bind("id", moves.stream().map(m -> m.leaseId().toString()).toArray(String[]::new))
@@ -262,7 +266,7 @@ class BatchStore {
         return db.sql("""
                         UPDATE lease_source_pin p SET state = m.t, updated_at = :now
                         FROM unnest(CAST(:l AS UUID[]), CAST(:r AS INTEGER[]), CAST(:f AS TEXT[]), CAST(:t AS TEXT[])) AS m(l, r, f, t)
-                        WHERE p.lease_id = m.l AND (m.r < 0 OR p.rank = m.r) AND p.state = m.f
+                        WHERE p.lease_id = m.l AND (m.r < 0 OR p.rank = m.r) AND p.state = m.f AND p.lease_id = ANY(CAST(:l AS UUID[]))
                         """)
                 .bind("now", LeaseStore.at(now))
                 .bind("l", changes.stream().map(c -> c.leaseId().toString()).toArray(String[]::new))
@@ -339,7 +343,7 @@ class BatchStore {
         Mono<Void> moved = db.sql("""
                         UPDATE lease_destination d SET state = m.t, updated_at = :now
                         FROM unnest(CAST(:l AS UUID[]), CAST(:f AS TEXT[]), CAST(:t AS TEXT[])) AS m(l, f, t)
-                        WHERE d.lease_id = m.l AND d.state = m.f
+                        WHERE d.lease_id = m.l AND d.state = m.f AND d.lease_id = ANY(CAST(:l AS UUID[]))
                         """)
                 .bind("now", LeaseStore.at(now))
                 .bind("l", changes.stream().map(c -> c.leaseId().toString()).toArray(String[]::new))
@@ -365,7 +369,7 @@ class BatchStore {
         return db.sql("""
                         UPDATE engine_command c SET acked_at = :now, ok = m.ok, detail = m.d
                         FROM unnest(CAST(:id AS UUID[]), CAST(:ok AS BOOLEAN[]), CAST(:d AS TEXT[])) AS m(id, ok, d)
-                        WHERE c.command_id = m.id AND c.acked_at IS NULL
+                        WHERE c.command_id = m.id AND c.acked_at IS NULL AND c.command_id = ANY(CAST(:id AS UUID[]))
                         """)
                 .bind("now", LeaseStore.at(now))
                 .bind("id", acks.stream().map(a -> a.commandId().toString()).toArray(String[]::new))
@@ -384,7 +388,7 @@ class BatchStore {
         return db.sql("""
                         UPDATE engine_command c SET acked_at = :now, ok = m.ok, detail = m.d
                         FROM unnest(CAST(:l AS UUID[]), CAST(:t AS TEXT[]), CAST(:ok AS BOOLEAN[]), CAST(:d AS TEXT[])) AS m(l, t, ok, d)
-                        WHERE c.lease_id = m.l AND c.type = m.t AND c.acked_at IS NULL
+                        WHERE c.lease_id = m.l AND c.type = m.t AND c.acked_at IS NULL AND c.lease_id = ANY(CAST(:l AS UUID[]))
                         """)
                 .bind("now", LeaseStore.at(now))
                 .bind("l", closes.stream().map(c -> c.leaseId().toString()).toArray(String[]::new))
@@ -434,7 +438,8 @@ class BatchStore {
         }
         return db.sql("""
                         UPDATE transfer_order o SET state = m.s
-                        FROM unnest(CAST(:l AS UUID[]), CAST(:s AS TEXT[])) AS m(l, s) WHERE o.lease_id = m.l
+                        FROM unnest(CAST(:l AS UUID[]), CAST(:s AS TEXT[])) AS m(l, s)
+                        WHERE o.lease_id = m.l AND o.lease_id = ANY(CAST(:l AS UUID[]))
                         """)
                 .bind("l", ids(states.keySet()))
                 .bind("s", states.values().toArray(String[]::new))
@@ -461,7 +466,7 @@ class BatchStore {
                             detail = m.detail, updated_at = :now
                         FROM unnest(CAST(:o AS UUID[]), CAST(:r AS INTEGER[]), CAST(:s AS TEXT[]), CAST(:b AS BIGINT[]),
                                     CAST(:d AS BIGINT[]), CAST(:n AS INTEGER[]), CAST(:detail AS TEXT[])) AS m(o, r, s, b, d, n, detail)
-                        WHERE p.order_id = m.o AND p.rank = m.r
+                        WHERE p.order_id = m.o AND p.rank = m.r AND p.order_id = ANY(CAST(:o AS UUID[]))
                         """)
                 .bind("now", LeaseStore.at(now))
                 .bind("o", parts.stream().map(p -> p.orderId().toString()).toArray(String[]::new))
@@ -494,8 +499,10 @@ class BatchStore {
     Flux<StoredPart> parts(Collection<UUID> leaseIds) {
         return db.sql("""
                         SELECT p.order_id, o.lease_id, p.rank, p.state, p.bytes, p.bytes_moved, COALESCE(p.duration_us, 0) AS duration_us
-                        FROM transfer_part p JOIN transfer_order o ON o.order_id = p.order_id
-                        WHERE o.lease_id = ANY(CAST(:l AS UUID[])) ORDER BY p.order_id, p.rank FOR UPDATE OF p
+                        FROM transfer_order o JOIN transfer_part p ON p.order_id = o.order_id
+                        WHERE o.lease_id = ANY(CAST(:l AS UUID[]))
+                          AND p.order_id = ANY(ARRAY(SELECT order_id FROM transfer_order WHERE lease_id = ANY(CAST(:l AS UUID[]))))
+                        ORDER BY p.order_id, p.rank FOR UPDATE OF p
                         """)
                 .bind("l", ids(leaseIds))
                 .map((r, m) -> new StoredPart(

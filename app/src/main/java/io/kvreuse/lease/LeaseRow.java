@@ -3,7 +3,6 @@ package io.kvreuse.lease;
 import io.r2dbc.postgresql.codec.Json;
 import io.r2dbc.spi.Readable;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
@@ -37,6 +36,21 @@ record LeaseRow(
         Instant abandonDeadline,
         Instant stateChangedAt,
         long version) {
+
+    /**
+     * The columns {@link #of} reads, for a query that names the lease table {@code l}. Timestamps come
+     * as epoch microseconds: decoding them from text costs more than all the other columns together.
+     */
+    static final String COLUMNS = """
+            l.lease_id, l.request_id, l.state, l.outcome, l.reason, l.domain_id, l.donor_incarnation_id, l.donor_epoch,
+            l.bank_id, l.bank_epoch, l.target_incarnation_id, l.target_epoch, l.local_prefix_blocks, l.fetch_blocks,
+            l.seq_hashes, l.source_slot_runs, l.transport_class, l.predicted_transfer_ms, l.predicted_recompute_ms,
+            l.committed_blocks, l.source_quiesced, l.destination_quiesced, l.version,
+            CAST(EXTRACT(EPOCH FROM l.created_at) * 1000000 AS BIGINT) AS created_at,
+            CAST(EXTRACT(EPOCH FROM l.ttl_deadline) * 1000000 AS BIGINT) AS ttl_deadline,
+            CAST(EXTRACT(EPOCH FROM l.transfer_deadline) * 1000000 AS BIGINT) AS transfer_deadline,
+            CAST(EXTRACT(EPOCH FROM l.abandon_deadline) * 1000000 AS BIGINT) AS abandon_deadline,
+            CAST(EXTRACT(EPOCH FROM l.state_changed_at) * 1000000 AS BIGINT) AS state_changed_at""";
 
     static LeaseRow of(Readable r) {
         Long[] hashes = r.get("seq_hashes", Long[].class);
@@ -77,7 +91,8 @@ record LeaseRow(
     }
 
     private static Instant at(Readable r, String column) {
-        return r.get(column, OffsetDateTime.class).toInstant();
+        long us = r.get(column, Long.class);
+        return Instant.ofEpochSecond(Math.floorDiv(us, 1_000_000L), Math.floorMod(us, 1_000_000L) * 1000L);
     }
 
     /** The same lease after a move to {@code to}. */

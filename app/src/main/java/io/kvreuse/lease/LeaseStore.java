@@ -24,7 +24,7 @@ class LeaseStore {
     }
 
     Mono<LeaseRow> find(UUID id) {
-        return db.sql("SELECT * FROM lease WHERE lease_id = :id")
+        return db.sql("SELECT " + LeaseRow.COLUMNS + " FROM lease l WHERE l.lease_id = :id")
                 .bind("id", id)
                 .map((r, m) -> LeaseRow.of(r))
                 .one();
@@ -32,7 +32,7 @@ class LeaseStore {
 
     /** Leases by id, as they are. */
     Flux<LeaseRow> find(java.util.Collection<UUID> ids) {
-        return db.sql("SELECT * FROM lease WHERE lease_id = ANY(CAST(:ids AS UUID[]))")
+        return db.sql("SELECT " + LeaseRow.COLUMNS + " FROM lease l WHERE l.lease_id = ANY(CAST(:ids AS UUID[]))")
                 .bind("ids", ids.stream().map(UUID::toString).toArray(String[]::new))
                 .map((r, m) -> LeaseRow.of(r))
                 .all();
@@ -40,7 +40,7 @@ class LeaseStore {
 
     /** The lease, locked for the rest of the transaction: every change to one lease is serialised here. */
     Mono<LeaseRow> lock(UUID id) {
-        return db.sql("SELECT * FROM lease WHERE lease_id = :id FOR UPDATE")
+        return db.sql("SELECT " + LeaseRow.COLUMNS + " FROM lease l WHERE l.lease_id = :id FOR UPDATE")
                 .bind("id", id)
                 .map((r, m) -> LeaseRow.of(r))
                 .one();
@@ -54,8 +54,9 @@ class LeaseStore {
             @Nullable String agentOwner,
             @Nullable UUID only,
             int limit) {
-        return db.sql("""
-                        SELECT l.* FROM lease l
+        return db.sql("SELECT " + LeaseRow.COLUMNS + """
+
+                        FROM lease l
                         JOIN engine_incarnation d ON d.incarnation_id = l.donor_incarnation_id
                         JOIN engine_incarnation t ON t.incarnation_id = l.target_incarnation_id
                         WHERE (CAST(:state AS TEXT) IS NULL OR l.state = :state)

@@ -55,6 +55,7 @@ class OrderWriter {
                                 (SELECT host_id FROM incarnation_rank WHERE incarnation_id = l.donor_incarnation_id ORDER BY rank LIMIT 1),
                                 'QUEUED', :now, l.transfer_deadline
                             FROM o JOIN lease l ON l.lease_id = o.lease_id
+                            WHERE l.lease_id = ANY(CAST(:l AS UUID[]))
                             RETURNING order_id)
                         INSERT INTO transfer_part (order_id, rank, source, destination, slot_runs, bytes, state)
                         SELECT o.order_id, s.rank,
@@ -71,6 +72,7 @@ class OrderWriter {
                         JOIN incarnation_rank t ON t.incarnation_id = l.target_incarnation_id AND t.rank = s.rank
                         JOIN lease_destination d ON d.lease_id = l.lease_id AND d.rank = s.rank
                         WHERE EXISTS (SELECT 1 FROM created c WHERE c.order_id = o.order_id)
+                          AND l.lease_id = ANY(CAST(:l AS UUID[]))
                         """)
                 .bind("o", orders)
                 .bind("l", ids)

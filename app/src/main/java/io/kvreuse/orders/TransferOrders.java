@@ -48,6 +48,7 @@ public class TransferOrders {
     private final JsonMapper json;
     private final Clock clock;
     private final Duration visibility;
+    private final int pollBatch;
 
     TransferOrders(
             DatabaseClient db,
@@ -57,7 +58,8 @@ public class TransferOrders {
             LongPoll longPoll,
             JsonMapper json,
             Clock clock,
-            @Value("${kvreuse.leases.order-visibility:5s}") Duration visibility) {
+            @Value("${kvreuse.leases.order-visibility:5s}") Duration visibility,
+            @Value("${kvreuse.leases.poll-batch:64}") int pollBatch) {
         this.db = db;
         this.tx = tx;
         this.agents = agents;
@@ -66,6 +68,7 @@ public class TransferOrders {
         this.json = json;
         this.clock = clock;
         this.visibility = visibility;
+        this.pollBatch = Math.max(pollBatch, 1);
     }
 
     public Mono<List<TransferOrder>> poll(String hostId, Duration wait, ApiPrincipal p) {
@@ -82,13 +85,14 @@ public class TransferOrders {
                             SELECT o.order_id FROM transfer_order o JOIN lease l ON l.lease_id = o.lease_id
                             WHERE o.host_id = :h
                               AND (o.state = 'QUEUED' OR (o.state = 'CLAIMED' AND o.acked_at IS NULL AND o.claimed_at < :stale))
-                            ORDER BY o.created_at LIMIT 32
+                            ORDER BY o.created_at LIMIT :limit
                             FOR UPDATE OF o, l SKIP LOCKED)
                         UPDATE transfer_order o SET state = 'CLAIMED', claimed_at = :now, claimed_by = :by, claims = o.claims + 1
                         FROM due WHERE o.order_id = due.order_id
                         RETURNING o.order_id, o.lease_id, o.host_id, o.donor_host_id, o.claims
                         """)
                 .bind("h", hostId)
+                .bind("limit", pollBatch)
                 .bind("stale", now.minus(visibility).atOffset(ZoneOffset.UTC))
                 .bind("now", now.atOffset(ZoneOffset.UTC))
                 .bind("by", actor)

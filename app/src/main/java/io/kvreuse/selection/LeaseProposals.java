@@ -3,18 +3,23 @@ package io.kvreuse.selection;
 import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactoryProvider;
-import io.r2dbc.postgresql.codec.Json;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ValidationDepth;
 import java.time.Duration;
-import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.r2dbc.ConnectionFactoryBuilder;
 import org.springframework.boot.r2dbc.autoconfigure.R2dbcProperties;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 
 /**
  * Records a selection's PROPOSED lease. It holds nothing yet, so losing it in a crash is safe
@@ -57,44 +62,183 @@ class LeaseProposals implements DisposableBean {
         }
     }
 
+    /** Concurrent writes at most; proposals that arrive while they run are written together next. */
+    static final int WRITERS = 4;
+
+    /** Most proposals in one statement. */
+    static final int MAX_GROUP = 256;
+
+    private record Pending(DonorSelector.Plan plan, MonoSink<Void> done) {}
+
+    private final Queue<Pending> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger writing = new AtomicInteger();
+
+    /**
+     * Records a PROPOSED lease. Under load the proposals of concurrent selections are grouped (group
+     * commit): while {@link #WRITERS} writes are in flight, new proposals queue and the next free
+     * writer inserts all of them with one statement. Alone, a proposal is written at once. If a
+     * grouped statement fails, each of its proposals is written alone, so one bad row fails only its
+     * own selection.
+     */
     Mono<Void> record(DonorSelector.Plan p) {
-        Long[] hashes = new Long[p.fetchBlocks()];
-        for (int i = 0; i < hashes.length; i++) {
-            hashes[i] = p.chain()[p.localPrefixBlocks() + i];
+        return Mono.create(sink -> {
+            queue.add(new Pending(p, sink));
+            drain();
+        });
+    }
+
+    private void drain() {
+        while (!queue.isEmpty()) {
+            int n = writing.get();
+            if (n >= WRITERS) {
+                return;
+            }
+            if (!writing.compareAndSet(n, n + 1)) {
+                continue;
+            }
+            List<Pending> group = new ArrayList<>();
+            for (Pending next = queue.poll(); next != null; next = group.size() < MAX_GROUP ? queue.poll() : null) {
+                group.add(next);
+            }
+            if (group.isEmpty()) {
+                writing.decrementAndGet();
+                continue;
+            }
+            write(group)
+                    .doFinally(signal -> {
+                        writing.decrementAndGet();
+                        drain();
+                    })
+                    .subscribe(
+                            null,
+                            e -> group.forEach(g -> g.done().error(e)),
+                            () -> group.forEach(g -> g.done().success()));
+        }
+    }
+
+    private Mono<Void> write(List<Pending> group) {
+        Mono<Void> all = insert(group.stream().map(Pending::plan).toList());
+        if (group.size() == 1) {
+            return all;
+        }
+        return all.onErrorResume(e -> Flux.fromIterable(group)
+                .flatMap(g -> insert(List.of(g.plan()))
+                        .doOnSuccess(v -> g.done().success())
+                        .onErrorResume(x -> {
+                            g.done().error(x);
+                            return Mono.empty();
+                        }))
+                .then());
+    }
+
+    private Mono<Void> insert(List<DonorSelector.Plan> plans) {
+        int n = plans.size();
+        String[] ids = new String[n];
+        String[] requests = new String[n];
+        String[] domains = new String[n];
+        String[] donors = new String[n];
+        Long[] donorEpochs = new Long[n];
+        String[] banks = new String[n];
+        Long[] bankEpochs = new Long[n];
+        String[] targets = new String[n];
+        Long[] targetEpochs = new Long[n];
+        Integer[] locals = new Integer[n];
+        Integer[] fetches = new Integer[n];
+        String[] hashes = new String[n];
+        String[] transports = new String[n];
+        Double[] transferMs = new Double[n];
+        Double[] recomputeMs = new Double[n];
+        Long[] budgets = new Long[n];
+        Integer[] manifests = new Integer[n];
+        String[] ttls = new String[n];
+        String[] transferDeadlines = new String[n];
+        String[] abandons = new String[n];
+        String[] runs = new String[n];
+        String[] lineages = new String[n];
+        String[] actions = new String[n];
+        for (int i = 0; i < n; i++) {
+            DonorSelector.Plan p = plans.get(i);
+            ids[i] = p.leaseId().toString();
+            requests[i] = p.requestId();
+            domains[i] = p.domain().id();
+            donors[i] = p.donor().id().toString();
+            donorEpochs[i] = p.donor().fencingEpoch();
+            banks[i] = p.bankId().toString();
+            bankEpochs[i] = p.bankEpoch();
+            targets[i] = p.target().id().toString();
+            targetEpochs[i] = p.target().fencingEpoch();
+            locals[i] = p.localPrefixBlocks();
+            fetches[i] = p.fetchBlocks();
+            hashes[i] = fetchedHashes(p);
+            transports[i] = p.domain().transportClass();
+            transferMs[i] = p.transferMs();
+            recomputeMs[i] = p.recomputeMs();
+            budgets[i] = p.budgetBytes();
+            manifests[i] = p.manifestBytes();
+            ttls[i] = p.leaseDeadline().toString();
+            transferDeadlines[i] = p.transferDeadline().toString();
+            abandons[i] = p.abandonDeadline().toString();
+            runs[i] = runsJson(p.slotRuns());
+            lineages[i] = p.mmLineage();
+            actions[i] = p.cpu() ? "kv.fetch" : "kv.fetch_gpu";
         }
         return db.sql("""
-                                INSERT INTO lease (lease_id, request_id, state, domain_id, donor_incarnation_id, donor_epoch, bank_id, bank_epoch,
-                                    target_incarnation_id, target_epoch, local_prefix_blocks, fetch_blocks, seq_hashes, transport_class,
-                                    predicted_transfer_ms, predicted_recompute_ms, budget_bytes, manifest_bytes, ttl_deadline,
-                                    transfer_deadline, abandon_deadline, source_slot_runs, mm_lineage, action_type)
-                                VALUES (:id, :request, 'PROPOSED', :domain, :donor, :donorEpoch, :bank, :bankEpoch, :target, :targetEpoch,
-                                    :local, :fetch, :hashes, :transport, :transferMs, :recomputeMs, :budget, :manifest, :ttl, :transferDeadline,
-                                    :abandon, :runs, :lineage, :action)
-                                """)
-                .bind("id", p.leaseId())
-                .bind("request", p.requestId())
-                .bind("domain", p.domain().id())
-                .bind("donor", p.donor().id())
-                .bind("donorEpoch", p.donor().fencingEpoch())
-                .bind("bank", p.bankId())
-                .bind("bankEpoch", p.bankEpoch())
-                .bind("target", p.target().id())
-                .bind("targetEpoch", p.target().fencingEpoch())
-                .bind("local", p.localPrefixBlocks())
-                .bind("fetch", p.fetchBlocks())
+                        INSERT INTO lease (lease_id, request_id, state, domain_id, donor_incarnation_id, donor_epoch, bank_id, bank_epoch,
+                            target_incarnation_id, target_epoch, local_prefix_blocks, fetch_blocks, seq_hashes, transport_class,
+                            predicted_transfer_ms, predicted_recompute_ms, budget_bytes, manifest_bytes, ttl_deadline,
+                            transfer_deadline, abandon_deadline, source_slot_runs, mm_lineage, action_type)
+                        SELECT p.id, p.request, 'PROPOSED', p.domain, p.donor, p.donor_epoch, p.bank, p.bank_epoch, p.target,
+                            p.target_epoch, p.loc, p.fetched, CAST(p.hashes AS BIGINT[]), p.transport, p.transfer_ms,
+                            p.recompute_ms, p.budget, p.manifest, p.ttl, p.transfer_deadline, p.abandon,
+                            CAST(p.runs AS JSONB), p.lineage, p.action
+                        FROM unnest(CAST(:id AS UUID[]), CAST(:request AS TEXT[]), CAST(:domain AS TEXT[]), CAST(:donor AS UUID[]),
+                            CAST(:donorEpoch AS BIGINT[]), CAST(:bank AS UUID[]), CAST(:bankEpoch AS BIGINT[]),
+                            CAST(:target AS UUID[]), CAST(:targetEpoch AS BIGINT[]), CAST(:local AS INTEGER[]),
+                            CAST(:fetch AS INTEGER[]), CAST(:hashes AS TEXT[]), CAST(:transport AS TEXT[]),
+                            CAST(:transferMs AS DOUBLE PRECISION[]), CAST(:recomputeMs AS DOUBLE PRECISION[]),
+                            CAST(:budget AS BIGINT[]), CAST(:manifest AS INTEGER[]), CAST(:ttl AS TIMESTAMPTZ[]),
+                            CAST(:transferDeadline AS TIMESTAMPTZ[]), CAST(:abandon AS TIMESTAMPTZ[]), CAST(:runs AS TEXT[]),
+                            CAST(:lineage AS TEXT[]), CAST(:action AS TEXT[]))
+                            AS p(id, request, domain, donor, donor_epoch, bank, bank_epoch, target, target_epoch, loc, fetched,
+                                 hashes, transport, transfer_ms, recompute_ms, budget, manifest, ttl, transfer_deadline, abandon,
+                                 runs, lineage, action)
+                        """)
+                .bind("id", ids)
+                .bind("request", requests)
+                .bind("domain", domains)
+                .bind("donor", donors)
+                .bind("donorEpoch", donorEpochs)
+                .bind("bank", banks)
+                .bind("bankEpoch", bankEpochs)
+                .bind("target", targets)
+                .bind("targetEpoch", targetEpochs)
+                .bind("local", locals)
+                .bind("fetch", fetches)
                 .bind("hashes", hashes)
-                .bind("transport", p.domain().transportClass())
-                .bind("transferMs", p.transferMs())
-                .bind("recomputeMs", p.recomputeMs())
-                .bind("budget", p.budgetBytes())
-                .bind("manifest", p.manifestBytes())
-                .bind("ttl", p.leaseDeadline().atOffset(ZoneOffset.UTC))
-                .bind("transferDeadline", p.transferDeadline().atOffset(ZoneOffset.UTC))
-                .bind("abandon", p.abandonDeadline().atOffset(ZoneOffset.UTC))
-                .bind("runs", Json.of(runsJson(p.slotRuns())))
-                .bind("lineage", io.kvreuse.store.Sql.orNull(p.mmLineage(), String.class))
-                .bind("action", p.cpu() ? "kv.fetch" : "kv.fetch_gpu")
+                .bind("transport", transports)
+                .bind("transferMs", transferMs)
+                .bind("recomputeMs", recomputeMs)
+                .bind("budget", budgets)
+                .bind("manifest", manifests)
+                .bind("ttl", ttls)
+                .bind("transferDeadline", transferDeadlines)
+                .bind("abandon", abandons)
+                .bind("runs", runs)
+                .bind("lineage", lineages)
+                .bind("action", actions)
                 .then();
+    }
+
+    /** The fetched blocks' hashes as a PostgreSQL array literal. */
+    private static String fetchedHashes(DonorSelector.Plan p) {
+        StringBuilder b = new StringBuilder("{");
+        for (int i = 0; i < p.fetchBlocks(); i++) {
+            if (i > 0) {
+                b.append(',');
+            }
+            b.append(p.chain()[p.localPrefixBlocks() + i]);
+        }
+        return b.append('}').toString();
     }
 
     private static String runsJson(int[] runs) {

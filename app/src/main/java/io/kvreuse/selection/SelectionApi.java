@@ -1,6 +1,7 @@
 package io.kvreuse.selection;
 
 import com.fasterxml.jackson.annotation.JsonRawValue;
+import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
@@ -43,4 +44,10 @@ final class SelectionApi {
             return new Response("HINT", leaseId, hint, predicted, null);
         }
     }
+
+    /** Many selections in one request, for routers that gather the requests of one scheduling step. */
+    record BatchRequest(@NotNull @Size(min = 1, max = 256) List<@NotNull @Valid Request> selections) {}
+
+    /** One answer per selection, in order; each exactly what the selection alone would have answered. */
+    record BatchResponse(List<Response> results) {}
 }

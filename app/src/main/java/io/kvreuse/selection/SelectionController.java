@@ -20,4 +20,14 @@ class SelectionController {
     Mono<SelectionApi.Response> select(@Valid @RequestBody SelectionApi.Request request) {
         return selection.select(request);
     }
+
+    /**
+     * Many selections at once, each answered as if sent alone (its own deadline, its own NO_HINT
+     * reason). Their PROPOSED leases are written together. A malformed item refuses the whole batch
+     * with 400 before anything is selected.
+     */
+    @PostMapping("/api/v1/donor-selections/batch")
+    Mono<SelectionApi.BatchResponse> selectAll(@Valid @RequestBody SelectionApi.BatchRequest body) {
+        return selection.selectAll(body.selections()).map(SelectionApi.BatchResponse::new);
+    }
 }

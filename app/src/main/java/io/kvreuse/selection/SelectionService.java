@@ -94,8 +94,19 @@ class SelectionService {
     }
 
     Mono<SelectionApi.Response> select(SelectionApi.Request request) {
+        return select(request, parse(request.seqHashes()));
+    }
+
+    /** Every request's hashes are parsed before any is selected, so a malformed batch changes nothing. */
+    Mono<List<SelectionApi.Response>> selectAll(List<SelectionApi.Request> requests) {
+        List<long[]> chains = requests.stream().map(r -> parse(r.seqHashes())).toList();
+        return reactor.core.publisher.Flux.range(0, requests.size())
+                .flatMapSequential(i -> select(requests.get(i), chains.get(i)), requests.size())
+                .collectList();
+    }
+
+    private Mono<SelectionApi.Response> select(SelectionApi.Request request, long[] chain) {
         long start = System.nanoTime();
-        long[] chain = parse(request.seqHashes());
         int local = Math.min(request.localPrefixBlocks(), chain.length);
         Duration deadline =
                 request.deadlineMs() == null ? properties.defaultDeadline() : Duration.ofMillis(request.deadlineMs());

@@ -36,6 +36,8 @@ public final class LeaseLifecycleLoad {
     private final String base;
     private final String operator;
     private final AtomicLong requests = new AtomicLong();
+    /** Leases each pipeline keeps in flight together; above 1, engines and agents use the batch endpoints. */
+    private int window = 1;
 
     private LeaseLifecycleLoad(String base, String operator) {
         this.base = base;
@@ -46,6 +48,7 @@ public final class LeaseLifecycleLoad {
         LeaseLifecycleLoad load = new LeaseLifecycleLoad(args[0], args[1]);
         int seconds = Integer.parseInt(args[2]);
         int pipelines = Integer.parseInt(args[3]);
+        load.window = args.length > 4 ? Integer.parseInt(args[4]) : 1;
         load.run(seconds, pipelines);
     }
 
@@ -88,15 +91,18 @@ public final class LeaseLifecycleLoad {
             threads.add(Thread.ofVirtual().start(() -> {
                 while (System.nanoTime() < end) {
                     long t0 = System.nanoTime();
-                    boolean ok;
+                    int ok;
+                    int tried = Math.max(window, 1);
                     try {
-                        ok = lifecycle(p, false);
+                        ok = window > 1 ? round(p) : lifecycle(p, false) ? 1 : 0;
                     } catch (Exception e) {
-                        ok = false;
+                        System.err.println(e.getMessage());
+                        ok = 0;
                     }
                     if (t0 >= warmEnd) {
-                        (ok ? done : failed).incrementAndGet();
-                        if (ok) {
+                        done.addAndGet(ok);
+                        failed.addAndGet(tried - ok);
+                        for (int i = 0; i < ok; i++) {
                             latencies.add(System.nanoTime() - t0);
                         }
                     }
@@ -114,11 +120,12 @@ public final class LeaseLifecycleLoad {
         long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
         double rate = done.get() / (double) seconds;
         System.out.printf(
-                "lifecycles=%d failed=%d seconds=%d pipelines=%d lifecycles_per_s=%.1f requests_per_s=%.0f p50_ms=%.1f p99_ms=%.1f%n",
+                "lifecycles=%d failed=%d seconds=%d pipelines=%d window=%d lifecycles_per_s=%.1f requests_per_s=%.0f p50_ms=%.1f p99_ms=%.1f%n",
                 done.get(),
                 failed.get(),
                 seconds,
                 pipelines,
+                window,
                 rate,
                 (requests.get() - requestsAtStart[0]) / (double) seconds,
                 pct(sorted, 0.50),
@@ -182,6 +189,147 @@ public final class LeaseLifecycleLoad {
                 200);
         ackOne(p.donorId(), p.donor(), p.donorEpoch().get(), lease, "UNPIN");
         return true;
+    }
+
+    /**
+     * One round of {@code window} lifecycles of a pipeline through the batch endpoints: the
+     * selections (concurrent, as a router's requests arrive), then one destinations batch, one PIN
+     * acks batch, the agent's orders and one parts batch, the target's DELIVERED notices and one
+     * commits batch, and one UNPIN acks batch. Each lease gets its own destination slots. Answers how
+     * many leases ended RELEASED.
+     */
+    private int round(Pipe p) throws Exception {
+        List<String> leases = selections(p);
+        if (leases.isEmpty()) {
+            return 0;
+        }
+        java.util.Set<String> wanted = new java.util.HashSet<>(leases);
+        List<Map<String, Object>> dests = new ArrayList<>();
+        for (int i = 0; i < leases.size(); i++) {
+            dests.add(Map.of(
+                    "leaseId",
+                    leases.get(i),
+                    "ranks",
+                    List.of(Map.of("rank", 0, "regionRef", "shm://dst", "slots", List.of(List.of(8 * i, 8))))));
+        }
+        expectAll(post(
+                "/api/v1/incarnations/" + p.targetId() + "/destinations",
+                p.target(),
+                Map.of("fencingEpoch", p.targetEpoch().get(), "destinations", dests),
+                200));
+        ackAll(p, wanted, "PIN");
+        List<Map<String, Object>> parts = new ArrayList<>();
+        for (JsonNode o : collect(
+                () -> get("/api/v1/agents/" + p.host() + "/orders?waitMs=2000", p.agent()),
+                o -> wanted.contains(o.get("leaseId").asString()),
+                leases.size())) {
+            parts.add(Map.of(
+                    "orderId",
+                    o.get("orderId").asString(),
+                    "rank",
+                    0,
+                    "state",
+                    "DONE",
+                    "bytes",
+                    8L * 1048576,
+                    "durationUs",
+                    900));
+        }
+        expectAll(post(
+                "/api/v1/agents/" + p.host() + "/parts",
+                p.agent(),
+                Map.of("fencingEpoch", p.agentEpoch(), "reports", parts),
+                200));
+        List<Map<String, Object>> commits = new ArrayList<>();
+        for (JsonNode c : collect(
+                () -> get("/api/v1/incarnations/" + p.targetId() + "/commands?waitMs=2000", p.target()),
+                c -> wanted.contains(c.get("leaseId").asString())
+                        && "DELIVERED".equals(c.get("type").asString()),
+                leases.size())) {
+            commits.add(Map.of("leaseId", c.get("leaseId").asString(), "committedBlocks", 8));
+        }
+        expectAll(post(
+                "/api/v1/incarnations/" + p.targetId() + "/commits",
+                p.target(),
+                Map.of("fencingEpoch", p.targetEpoch().get(), "commits", commits),
+                200));
+        return ackAll(p, wanted, "UNPIN");
+    }
+
+    /** The round's selections in one batch request; the leases of those that answered HINT. */
+    private List<String> selections(Pipe p) throws Exception {
+        List<Map<String, Object>> selections = new ArrayList<>();
+        for (int i = 0; i < window; i++) {
+            selections.add(Map.of(
+                    "requestId",
+                    UUID.randomUUID().toString(),
+                    "targetIncarnationId",
+                    p.targetId(),
+                    "seqHashes",
+                    p.chain(),
+                    "localPrefixBlocks",
+                    0,
+                    "deadlineMs",
+                    1000));
+        }
+        List<String> leases = new ArrayList<>();
+        for (JsonNode n : post("/api/v1/donor-selections/batch", p.router(), Map.of("selections", selections), 200)
+                .get("results")) {
+            if ("HINT".equals(n.path("decision").asString())) {
+                leases.add(n.get("leaseId").asString());
+            }
+        }
+        return leases;
+    }
+
+    /** Acknowledges the round's commands of a type in one batch; answers how many leases it left RELEASED. */
+    private int ackAll(Pipe p, java.util.Set<String> leases, String type) throws Exception {
+        List<Map<String, Object>> acks = new ArrayList<>();
+        for (JsonNode c : collect(
+                () -> get("/api/v1/incarnations/" + p.donorId() + "/commands?waitMs=2000", p.donor()),
+                c -> leases.contains(c.get("leaseId").asString())
+                        && type.equals(c.get("type").asString()),
+                leases.size())) {
+            acks.add(Map.of("commandId", c.get("commandId").asString(), "ok", true));
+        }
+        JsonNode answer = post(
+                "/api/v1/incarnations/" + p.donorId() + "/commands/acks",
+                p.donor(),
+                Map.of("fencingEpoch", p.donorEpoch().get(), "acks", acks),
+                200);
+        expectAll(answer);
+        int released = 0;
+        for (JsonNode r : answer.get("results")) {
+            if ("RELEASED".equals(r.path("result").path("leaseState").asString())) {
+                released++;
+            }
+        }
+        return released;
+    }
+
+    private static void expectAll(JsonNode answer) {
+        for (JsonNode r : answer.get("results")) {
+            if (r.has("problem")) {
+                throw new IllegalStateException("batch item refused: " + r.get("problem"));
+            }
+        }
+    }
+
+    /** Polls until {@code count} distinct matching items arrived (commands are handed out again until acknowledged). */
+    private static List<JsonNode> collect(Call call, java.util.function.Predicate<JsonNode> match, int count)
+            throws Exception {
+        Map<String, JsonNode> found = new LinkedHashMap<>();
+        for (int i = 0; i < 40 && found.size() < count; i++) {
+            for (JsonNode n : call.get()) {
+                if (match.test(n)) {
+                    found.putIfAbsent((n.has("commandId") ? n.get("commandId") : n.get("orderId")).asString(), n);
+                }
+            }
+        }
+        if (found.size() < count) {
+            throw new IllegalStateException("expected work did not arrive: " + found.size() + " of " + count);
+        }
+        return List.copyOf(found.values());
     }
 
     private void ackOne(String incarnation, String token, long epoch, String lease, String type) throws Exception {
