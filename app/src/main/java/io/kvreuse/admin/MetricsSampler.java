@@ -28,7 +28,7 @@ class MetricsSampler {
 
     static final Duration GAIN_WINDOW = Duration.ofMinutes(5);
 
-    /** The newest deliveries of the window that the mean gain is taken over: a busy fleet delivers thousands a second. */
+    /** The newest leases of the window that the mean gain is taken over: a busy fleet makes thousands a second. */
     static final int GAIN_SAMPLE = 2_000;
 
     private static final Log log = LogFactory.getLog(MetricsSampler.class);
@@ -133,20 +133,20 @@ class MetricsSampler {
     }
 
     /**
-     * Mean gain per delivered lease created in the last {@link #GAIN_WINDOW} (its newest {@link
-     * #GAIN_SAMPLE}, read backwards along the creation-time index): predicted (recompute
+     * Mean gain per delivered lease among the newest {@link #GAIN_SAMPLE} leases created in the last
+     * {@link #GAIN_WINDOW} (read backwards along the creation-time index): predicted (recompute
      * minus predicted transfer) against realised (recompute minus the slowest rank's measured transfer).
      */
     private Mono<Gains> gains(Instant now) {
         return db.sql("""
                         SELECT avg(l.predicted_recompute_ms - l.predicted_transfer_ms) AS predicted,
                                avg(l.predicted_recompute_ms - t.ms) AS realised
-                        FROM (SELECT lease_id, predicted_recompute_ms, predicted_transfer_ms FROM lease
-                              WHERE created_at >= :since AND state IN ('DELIVERED', 'COMMITTED', 'RELEASING', 'RELEASED')
-                              ORDER BY created_at DESC LIMIT :sample) l
+                        FROM (SELECT lease_id, predicted_recompute_ms, predicted_transfer_ms, state FROM lease
+                              WHERE created_at >= :since ORDER BY created_at DESC LIMIT :sample) l
                         JOIN LATERAL (SELECT max(p.duration_us) / 1000.0 AS ms FROM transfer_order o
                                       JOIN transfer_part p ON p.order_id = o.order_id
                                       WHERE o.lease_id = l.lease_id AND p.state IN ('DONE', 'QUIESCED')) t ON t.ms IS NOT NULL
+                        WHERE l.state IN ('DELIVERED', 'COMMITTED', 'RELEASING', 'RELEASED')
                         """)
                 .bind("sample", GAIN_SAMPLE)
                 .bind("since", now.minus(GAIN_WINDOW).atOffset(ZoneOffset.UTC))

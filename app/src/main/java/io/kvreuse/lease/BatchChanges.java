@@ -144,7 +144,10 @@ final class BatchChanges {
         boolean committed = l.row.state() == LeaseState.COMMITTED;
         close(l.id(), "PIN", false, "withdrawn");
         close(l.id(), "DELIVERED", false, "withdrawn");
-        cancelledOrders.add(l.id());
+        if (!committed) {
+            // a committed lease was delivered: its order is DONE, there is nothing queued to withdraw
+            cancelledOrders.add(l.id());
+        }
         move(l, LeaseState.RELEASING, actor, outcome, reason);
         for (HoldStore.Pin p : List.copyOf(l.pins)) {
             if (p.state().equals("HELD")) {

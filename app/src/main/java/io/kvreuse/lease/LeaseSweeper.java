@@ -98,10 +98,15 @@ public class LeaseSweeper {
 
     private Flux<UUID> due(Instant now) {
         return db.sql("""
-                        SELECT lease_id FROM lease
-                        WHERE (state = 'PROPOSED' AND ttl_deadline < :now)
-                           OR (state IN ('SOURCE_PINNED', 'TRANSFERRING') AND transfer_deadline < :now)
-                           OR (state = 'DELIVERED' AND abandon_deadline < :now)
+                        SELECT lease_id FROM (
+                            (SELECT lease_id FROM lease WHERE state = 'PROPOSED' AND ttl_deadline < :now
+                             ORDER BY ttl_deadline LIMIT :batch)
+                            UNION ALL
+                            (SELECT lease_id FROM lease WHERE state IN ('SOURCE_PINNED', 'TRANSFERRING') AND transfer_deadline < :now
+                             ORDER BY transfer_deadline LIMIT :batch)
+                            UNION ALL
+                            (SELECT lease_id FROM lease WHERE state = 'DELIVERED' AND abandon_deadline < :now
+                             ORDER BY abandon_deadline LIMIT :batch)) AS due
                         ORDER BY lease_id LIMIT :batch
                         """)
                 .bind("now", LeaseStore.at(now))

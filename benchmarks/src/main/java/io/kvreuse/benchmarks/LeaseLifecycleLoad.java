@@ -23,7 +23,10 @@ import tools.jackson.databind.json.JsonMapper;
  * notice → commit → UNPIN ack (lease RELEASED). Each pipeline has its own donor, target and host, so
  * pipelines only meet in the control plane and the database. Prints one line of results.
  *
- * <p>Arguments: {@code baseUrl operatorToken seconds pipelines}.
+ * <p>Arguments: {@code baseUrl operatorToken seconds pipelines [window [warmUpSeconds]]}. With a window
+ * of 1 every report is its own request (the single-report endpoints); above 1 each pipeline keeps
+ * that many leases in flight and its engines, agent and router use the batch endpoints. Lifecycles
+ * of the warm-up (default 5 s, while the JIT compiles the hot paths) are not counted.
  */
 public final class LeaseLifecycleLoad {
 
@@ -39,6 +42,8 @@ public final class LeaseLifecycleLoad {
     /** Leases each pipeline keeps in flight together; above 1, engines and agents use the batch endpoints. */
     private int window = 1;
 
+    private Duration warmUp = Duration.ofSeconds(5);
+
     private LeaseLifecycleLoad(String base, String operator) {
         this.base = base;
         this.operator = operator;
@@ -49,6 +54,7 @@ public final class LeaseLifecycleLoad {
         int seconds = Integer.parseInt(args[2]);
         int pipelines = Integer.parseInt(args[3]);
         load.window = args.length > 4 ? Integer.parseInt(args[4]) : 1;
+        load.warmUp = Duration.ofSeconds(args.length > 5 ? Integer.parseInt(args[5]) : 5);
         load.run(seconds, pipelines);
     }
 
@@ -80,7 +86,7 @@ public final class LeaseLifecycleLoad {
         for (Pipe p : pipes) {
             lifecycle(p, true); // warm-up: waits until every replica index knows the bank
         }
-        long warmEnd = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        long warmEnd = System.nanoTime() + warmUp.toNanos();
         long end = warmEnd + Duration.ofSeconds(seconds).toNanos();
         AtomicLong done = new AtomicLong();
         AtomicLong failed = new AtomicLong();

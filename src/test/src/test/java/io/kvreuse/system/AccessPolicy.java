@@ -64,6 +64,9 @@ final class AccessPolicy {
             | POST /api/v1/incarnations/{id}/exit                    | -      | own:404 | -        | -        |
             | GET /api/v1/incarnations/{id}/commands                 | -      | own:404 | -        | -        |
             | POST /api/v1/incarnations/{id}/commands/{commandId}/ack | -     | own:404 | -        | -        |
+            | POST /api/v1/incarnations/{id}/commands/acks           | -      | own:404 | -        | -        |
+            | POST /api/v1/incarnations/{id}/destinations            | -      | own:404 | -        | -        |
+            | POST /api/v1/incarnations/{id}/commits                 | -      | own:404 | -        | -        |
             | POST /api/v1/incarnations/{incarnationId}/banks        | -      | own:404 | -        | -        |
             | GET /api/v1/banks/{bankId}                             | -      | own:404 | -        | yes      |
             | POST /api/v1/banks/{bankId}/parts/{rank}/ready         | -      | own:404 | -        | -        |
@@ -71,6 +74,7 @@ final class AccessPolicy {
             | POST /api/v1/banks/{bankId}/events                     | -      | own:404 | -        | -        |
             | PUT /api/v1/banks/{bankId}/parts/{rank}/snapshot       | -      | own:404 | -        | -        |
             | POST /api/v1/donor-selections                          | yes    | -       | -        | -        |
+            | POST /api/v1/donor-selections/batch                    | yes    | -       | -        | -        |
             | GET /api/v1/settings/reuse                             | yes    | yes     | yes      | yes      |
             | PUT /api/v1/settings/reuse                             | -      | -       | -        | yes      |
             | GET /api/v1/leases                                     | -      | yes     | yes      | yes      |
@@ -86,6 +90,7 @@ final class AccessPolicy {
             | GET /api/v1/agents/{hostId}/orders                     | -      | -       | host:403 | -        |
             | GET /api/v1/agents/{hostId}/orders/unfinished          | -      | -       | host:403 | yes      |
             | POST /api/v1/orders/{orderId}/parts/{rank}             | -      | -       | host:403 | -        |
+            | POST /api/v1/agents/{hostId}/parts                     | -      | -       | host:403 | -        |
             | GET /api/v1/cleanup/candidates                         | -      | -       | -        | yes      |
             | POST /api/v1/cleanup/plans                             | -      | -       | -        | yes      |
             | GET /api/v1/cleanup/plans/{planId}                     | -      | -       | -        | yes      |
