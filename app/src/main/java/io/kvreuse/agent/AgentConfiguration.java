@@ -132,7 +132,10 @@ class AgentConfiguration {
         OrderRunner runner = new OrderRunner(executor, workers);
         EarlierProcessParts earlier = new EarlierProcessParts(
                 client, outbox, runner, hostLock, props.hostId(), props.retryBackoff(), props.maxRetryBackoff());
-        return new AgentRuntime(props, session, client, runner, earlier, outbox, workers, gpus, regions, clock);
+        // a poll answer arrives within the client's poll timeout (the wait plus 15 s) or never
+        LostOrders lost = new LostOrders(
+                client, outbox, runner, props.hostId(), props.pollWait().plusSeconds(15), clock);
+        return new AgentRuntime(props, session, client, runner, earlier, lost, outbox, workers, gpus, regions, clock);
     }
 
     @Bean

@@ -1,6 +1,7 @@
 package io.kvreuse.agent;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +30,7 @@ final class AgentRuntime implements SmartLifecycle {
     private final ControlPlaneClient client;
     private final OrderRunner runner;
     private final EarlierProcessParts earlier;
+    private final LostOrders lost;
     private final ReportOutbox outbox;
     private final ExecutorService workers;
     private final GpuAgents gpus;
@@ -44,6 +46,7 @@ final class AgentRuntime implements SmartLifecycle {
             ControlPlaneClient client,
             OrderRunner runner,
             EarlierProcessParts earlier,
+            LostOrders lost,
             ReportOutbox outbox,
             ExecutorService workers,
             GpuAgents gpus,
@@ -54,6 +57,7 @@ final class AgentRuntime implements SmartLifecycle {
         this.client = client;
         this.runner = runner;
         this.earlier = earlier;
+        this.lost = lost;
         this.outbox = outbox;
         this.workers = workers;
         this.gpus = gpus;
@@ -67,6 +71,7 @@ final class AgentRuntime implements SmartLifecycle {
         outbox.start();
         loops.add(pollLoop().subscribe());
         loops.add(heartbeatLoop().subscribe());
+        loops.add(lostOrderLoop().subscribe());
         running = true;
         log.info("node agent for host " + props.hostId() + " started; control plane " + props.controlPlane());
     }
@@ -89,6 +94,20 @@ final class AgentRuntime implements SmartLifecycle {
                 .then()
                 .repeat()
                 .retryWhen(backoff("order poll"));
+    }
+
+    /** Looks for orders claimed for this host whose claim answer never arrived, twice per poll wait. */
+    private Flux<Void> lostOrderLoop() {
+        Duration every = props.pollWait().dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0
+                ? Duration.ofSeconds(1)
+                : props.pollWait().dividedBy(2);
+        return Flux.interval(every)
+                .onBackpressureDrop()
+                .concatMap(
+                        t -> session.currentEpoch() == 0
+                                ? Mono.<Void>empty()
+                                : earlier.settled().then(lost.check()),
+                        1);
     }
 
     private Flux<Void> heartbeatLoop() {

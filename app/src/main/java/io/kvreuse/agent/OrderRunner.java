@@ -37,7 +37,7 @@ final class OrderRunner {
         this.workers = workers;
     }
 
-    void run(TransferOrder order) {
+    synchronized void run(TransferOrder order) {
         if (finished.contains(order.orderId()) || !running.add(order.orderId())) {
             log.info("order " + order.orderId() + " handed out again (claim " + order.claims() + "): already run");
             return;
@@ -68,6 +68,23 @@ final class OrderRunner {
     /** An order this process must never run: it was settled as its previous owner left it. */
     void settled(UUID orderId) {
         finished.add(orderId);
+    }
+
+    /** Whether this process received the order (it runs or ran it, or settled it). */
+    boolean known(UUID orderId) {
+        return running.contains(orderId) || finished.contains(orderId);
+    }
+
+    /**
+     * Takes an order this process never received as settled, so that it is never run here; false if
+     * it was received meanwhile (then it runs, and its own reports speak for it).
+     */
+    synchronized boolean adopt(UUID orderId) {
+        if (known(orderId)) {
+            return false;
+        }
+        finished.add(orderId);
+        return true;
     }
 
     int running() {

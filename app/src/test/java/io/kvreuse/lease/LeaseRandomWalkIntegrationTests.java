@@ -108,10 +108,29 @@ class LeaseRandomWalkIntegrationTests {
             return "donor acks";
         }
         if (dice < 35) {
-            w.destination(lease, (nextSlot++ % 24) * 8)
+            int start = (nextSlot++ % 24) * 8;
+            if (r.nextBoolean()) {
+                w.destination(lease, start)
+                        .expectStatus()
+                        .value(s -> assertThat(s).isIn(200, 409));
+                return "destination " + lease;
+            }
+            List<Map<String, Object>> ranks = new java.util.ArrayList<>();
+            for (int rank = 0; rank < w.tp; rank++) {
+                ranks.add(Map.of("rank", rank, "regionRef", "shm://walk-" + rank, "slots", List.of(List.of(start, 8))));
+            }
+            w.fleet
+                    .postRaw(
+                            "/api/v1/incarnations/" + w.target.id() + "/destinations",
+                            w.target.token(),
+                            Map.of(
+                                    "fencingEpoch",
+                                    w.epoch(w.target),
+                                    "destinations",
+                                    List.of(Map.of("leaseId", lease, "ranks", ranks))))
                     .expectStatus()
-                    .value(s -> assertThat(s).isIn(200, 409));
-            return "destination " + lease;
+                    .isOk();
+            return "destination (batch) " + lease;
         }
         if (dice < 45) {
             w.orders(w.agentToken, w.host, 0);
@@ -121,7 +140,7 @@ class LeaseRandomWalkIntegrationTests {
             return part(r, lease);
         }
         if (dice < 65) {
-            return complete(lease);
+            return complete(lease, r);
         }
         if (dice < 75) {
             return target(r);
@@ -164,9 +183,26 @@ class LeaseRandomWalkIntegrationTests {
 
     private void ackDonor(Random r) {
         long epoch = w.epoch(w.donor);
+        List<Map<String, Object>> batch = new java.util.ArrayList<>();
+        boolean batched = r.nextBoolean(); // half the time through the batch endpoint
         for (Map<String, Object> c : w.commands(w.donor, 0)) {
             boolean ok = !"PIN".equals(c.get("type")) || r.nextInt(10) > 0;
-            w.ack(w.donor, c.get("commandId"), ok, epoch)
+            if (batched) {
+                batch.add(Map.of("commandId", c.get("commandId"), "ok", ok));
+            } else {
+                w.ack(w.donor, c.get("commandId"), ok, epoch)
+                        .expectStatus()
+                        .value(s -> assertThat(s).isIn(200, 409));
+            }
+        }
+        if (!batch.isEmpty()) {
+            // a command acknowledged twice in one batch is answered as a duplicate the second time
+            batch.add(batch.get(r.nextInt(batch.size())));
+            w.fleet
+                    .postRaw(
+                            "/api/v1/incarnations/" + w.donor.id() + "/commands/acks",
+                            w.donor.token(),
+                            Map.of("fencingEpoch", epoch, "acks", batch))
                     .expectStatus()
                     .value(s -> assertThat(s).isIn(200, 409));
         }
@@ -174,19 +210,36 @@ class LeaseRandomWalkIntegrationTests {
 
     private String target(Random r) {
         long epoch = w.epoch(w.target);
+        List<Map<String, Object>> commits = new java.util.ArrayList<>();
+        boolean batched = r.nextBoolean();
         for (Map<String, Object> c : w.commands(w.target, 0)) {
             if ("DELIVERED".equals(c.get("type")) && r.nextInt(4) > 0) {
                 int blocks = ((Number) c.get("fetchBlocks")).intValue();
+                Map<String, Object> commit =
+                        Map.of("leaseId", c.get("leaseId"), "committedBlocks", 1 + r.nextInt(blocks));
+                if (batched) {
+                    commits.add(commit);
+                    continue;
+                }
                 w.fleet
                         .postRaw(
                                 "/api/v1/leases/" + c.get("leaseId") + "/commit",
                                 w.target.token(),
-                                Map.of("fencingEpoch", epoch, "committedBlocks", 1 + r.nextInt(blocks)))
+                                Map.of("fencingEpoch", epoch, "committedBlocks", commit.get("committedBlocks")))
                         .expectStatus()
                         .value(s -> assertThat(s).isIn(200, 409));
             } else if ("RELEASE".equals(c.get("type"))) {
                 w.ack(w.target, c.get("commandId"), true, epoch).expectStatus().isOk();
             }
+        }
+        if (!commits.isEmpty()) {
+            w.fleet
+                    .postRaw(
+                            "/api/v1/incarnations/" + w.target.id() + "/commits",
+                            w.target.token(),
+                            Map.of("fencingEpoch", epoch, "commits", commits))
+                    .expectStatus()
+                    .value(s -> assertThat(s).isIn(200, 409));
         }
         return "target handles commands";
     }
@@ -212,13 +265,32 @@ class LeaseRandomWalkIntegrationTests {
         return "part " + state + " " + lease;
     }
 
-    /** The common case: the agent moves every rank in full. */
-    private String complete(String lease) {
+    /** The common case: the agent moves every rank in full (half the time in one batch report). */
+    private String complete(String lease, Random r) {
         List<Map<String, Object>> parts =
                 db.sql("""
                         SELECT o.order_id::text AS order_id, p.rank, p.bytes FROM transfer_order o
                         JOIN transfer_part p ON p.order_id = o.order_id WHERE o.lease_id = CAST(:l AS UUID)
                         """).bind("l", lease).fetch().all().collectList().block();
+        if (!parts.isEmpty() && r.nextBoolean()) {
+            List<Map<String, Object>> reports = new java.util.ArrayList<>();
+            for (Map<String, Object> p : parts) {
+                reports.add(Map.of(
+                        "orderId", p.get("order_id"),
+                        "rank", p.get("rank"),
+                        "state", "DONE",
+                        "bytes", p.get("bytes"),
+                        "durationUs", 900));
+            }
+            w.fleet
+                    .postRaw(
+                            "/api/v1/agents/" + w.host + "/parts",
+                            w.agentToken,
+                            Map.of("fencingEpoch", w.agentEpoch, "reports", reports))
+                    .expectStatus()
+                    .value(s -> assertThat(s).isIn(200, 409));
+            return "complete (batch) " + lease;
+        }
         for (Map<String, Object> p : parts) {
             w.part(
                             p.get("order_id"),
