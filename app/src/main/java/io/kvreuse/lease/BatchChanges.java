@@ -132,7 +132,7 @@ final class BatchChanges {
     }
 
     void committed(Lease l, int blocks) {
-        l.row = withCommitted(l.row, blocks);
+        l.row = l.row.withCommitted(blocks);
     }
 
     /**
@@ -266,37 +266,5 @@ final class BatchChanges {
                 .then(store.cancelOrders(cancelledOrders))
                 .then(store.orderStates(orderStates))
                 .then(orders.create(newOrders, now));
-    }
-
-    private static LeaseRow withCommitted(LeaseRow r, int blocks) {
-        return new LeaseRow(
-                r.leaseId(),
-                r.requestId(),
-                r.state(),
-                r.outcome(),
-                r.reason(),
-                r.domainId(),
-                r.donorId(),
-                r.donorEpoch(),
-                r.bankId(),
-                r.bankEpoch(),
-                r.targetId(),
-                r.targetEpoch(),
-                r.localPrefixBlocks(),
-                r.fetchBlocks(),
-                r.seqHashes(),
-                r.sourceRuns(),
-                r.transportClass(),
-                r.predictedTransferMs(),
-                r.predictedRecomputeMs(),
-                blocks,
-                r.sourceQuiesced(),
-                r.destinationQuiesced(),
-                r.createdAt(),
-                r.ttlDeadline(),
-                r.transferDeadline(),
-                r.abandonDeadline(),
-                r.stateChangedAt(),
-                r.version());
     }
 }

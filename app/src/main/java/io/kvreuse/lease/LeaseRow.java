@@ -128,6 +128,39 @@ record LeaseRow(
                 version + 1);
     }
 
+    /** The same lease with the target's committed block count. */
+    LeaseRow withCommitted(int blocks) {
+        return new LeaseRow(
+                leaseId,
+                requestId,
+                state,
+                outcome,
+                reason,
+                domainId,
+                donorId,
+                donorEpoch,
+                bankId,
+                bankEpoch,
+                targetId,
+                targetEpoch,
+                localPrefixBlocks,
+                fetchBlocks,
+                seqHashes,
+                sourceRuns,
+                transportClass,
+                predictedTransferMs,
+                predictedRecomputeMs,
+                blocks,
+                sourceQuiesced,
+                destinationQuiesced,
+                createdAt,
+                ttlDeadline,
+                transferDeadline,
+                abandonDeadline,
+                stateChangedAt,
+                version);
+    }
+
     /** The source slot of every fetched block, in order. */
     int[] sourceSlots() {
         return SlotRuns.expand(sourceRuns, fetchBlocks);

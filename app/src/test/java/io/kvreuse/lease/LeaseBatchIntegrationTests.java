@@ -82,18 +82,7 @@ class LeaseBatchIntegrationTests {
 
         List<Map<String, Object>> orders = ordersOf(batch);
         assertThat(leases).allSatisfy(l -> assertThat(w.state(l)).isEqualTo("TRANSFERRING"));
-        List<Map<String, Object>> reports = new ArrayList<>();
-        for (Map<String, Object> o : orders) {
-            for (Object p : (List<?>) o.get("parts")) {
-                Map<?, ?> part = (Map<?, ?>) p;
-                reports.add(Map.of(
-                        "orderId", o.get("orderId"),
-                        "rank", part.get("rank"),
-                        "state", "DONE",
-                        "bytes", part.get("bytes"),
-                        "durationUs", 900));
-            }
-        }
+        List<Map<String, Object>> reports = doneReports(orders);
         List<Map<String, Object>> done = results(w.fleet.post(
                 "/api/v1/agents/" + w.host + "/parts",
                 w.agentToken,
@@ -286,18 +275,7 @@ class LeaseBatchIntegrationTests {
         destinations(leases, 600);
         ackAll(w.donor, batch, "PIN");
         List<Map<String, Object>> orders = ordersOf(batch);
-        List<Map<String, Object>> reports = new ArrayList<>();
-        for (Map<String, Object> o : orders) {
-            for (Object p : (List<?>) o.get("parts")) {
-                Map<?, ?> part = (Map<?, ?>) p;
-                reports.add(Map.of(
-                        "orderId", o.get("orderId"),
-                        "rank", part.get("rank"),
-                        "state", "DONE",
-                        "bytes", part.get("bytes"),
-                        "durationUs", 900));
-            }
-        }
+        List<Map<String, Object>> reports = doneReports(orders);
         long targetEpoch = w.epoch(w.target);
         List<Map<String, Object>> commits = new ArrayList<>();
         leases.forEach(l -> commits.add(Map.of("leaseId", l, "committedBlocks", 8)));
@@ -374,6 +352,23 @@ class LeaseBatchIntegrationTests {
     }
 
     // ---- helpers ----
+
+    /** A DONE report of every part of the orders, with the part's full byte count. */
+    static List<Map<String, Object>> doneReports(List<Map<String, Object>> orders) {
+        List<Map<String, Object>> reports = new ArrayList<>();
+        for (Map<String, Object> o : orders) {
+            for (Object p : (List<?>) o.get("parts")) {
+                Map<?, ?> part = (Map<?, ?>) p;
+                reports.add(Map.of(
+                        "orderId", o.get("orderId"),
+                        "rank", part.get("rank"),
+                        "state", "DONE",
+                        "bytes", part.get("bytes"),
+                        "durationUs", 900));
+            }
+        }
+        return reports;
+    }
 
     List<String> hashes() {
         return java.util.Arrays.stream(w.chain).mapToObj(Long::toUnsignedString).toList();
