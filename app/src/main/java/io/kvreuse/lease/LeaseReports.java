@@ -127,7 +127,8 @@ class LeaseReports {
                                 LeaseState state = results.get(i);
                                 return state != null
                                         ? Mono.just(ItemResult.ok(new LeaseReportResult(leaseIds.get(i), state)))
-                                        : alone.apply(i)
+                                        : targetOf(leaseIds.get(i), targetId)
+                                                .then(alone.apply(i))
                                                 .map(v -> ItemResult.ok(new LeaseReportResult(v.leaseId(), v.state())))
                                                 .onErrorResume(
                                                         KvReuseException.class,
@@ -202,6 +203,17 @@ class LeaseReports {
                             && r.regionRef().equals(d.regionRef())
                             && SlotRuns.json(SlotRuns.of(r.slots())).equals(SlotRuns.json(d.runs()));
                 });
+    }
+
+    /**
+     * A batch addressed to one target incarnation reports only on that incarnation's leases: a lease
+     * of another incarnation, even one the same engine owns, is answered as unknown (404).
+     */
+    private Mono<Void> targetOf(UUID leaseId, UUID targetId) {
+        return leases.find(leaseId)
+                .filter(l -> l.targetId().equals(targetId))
+                .switchIfEmpty(Mono.error(() -> LeaseProblems.noSuchLease(leaseId)))
+                .then();
     }
 
     Mono<LeaseView> commit(UUID id, LeaseRequests.CommitRequest req, ApiPrincipal p) {

@@ -232,6 +232,19 @@ class LeaseBatchIntegrationTests {
     }
 
     @Test
+    void aTargetBatchReportsOnlyOnItsOwnIncarnationsLeases() {
+        List<String> leases = selectBatch(1);
+        // the donor's own token, at the donor's epoch, sends the target's report to the donor's address
+        List<Map<String, Object>> results = results(w.fleet.post(
+                "/api/v1/incarnations/" + w.donor.id() + "/destinations",
+                w.donor.token(),
+                Map.of("fencingEpoch", w.epoch(w.donor), "destinations", List.of(destination(leases.getFirst(), 700))),
+                200));
+        assertThat(problem(results.getFirst())).containsEntry("type", PROBLEMS + "no-such-lease");
+        assertThat((List<?>) w.lease(leases.getFirst()).get("destinations")).isEmpty();
+    }
+
+    @Test
     void aFailedPartInABatchFailsOnlyItsLease() {
         List<String> leases = selectBatch(2);
         destinations(leases, 500);
