@@ -7,7 +7,6 @@ import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The lease side of transfer orders: creates the order when source and destination are both held,
@@ -19,11 +18,9 @@ import tools.jackson.databind.json.JsonMapper;
 class OrderWriter {
 
     private final DatabaseClient db;
-    private final JsonMapper json;
 
-    OrderWriter(DatabaseClient db, JsonMapper json) {
+    OrderWriter(DatabaseClient db) {
         this.db = db;
-        this.json = json;
     }
 
     /** One part's state as reported, for the lease's decision. */

@@ -82,6 +82,16 @@ class LeaseBatchIntegrationTests {
 
         List<Map<String, Object>> orders = ordersOf(batch);
         assertThat(leases).allSatisfy(l -> assertThat(w.state(l)).isEqualTo("TRANSFERRING"));
+        for (Map<String, Object> o : orders) {
+            assertThat((List<?>) o.get("parts")).hasSize(w.tp).allSatisfy(p -> {
+                for (String end : List.of("source", "destination")) {
+                    Map<?, ?> e = (Map<?, ?>) ((Map<?, ?>) p).get(end);
+                    assertThat(e.get("nixlAgent"))
+                            .isEqualTo(io.kvreuse.selection.NixlAgentNames.of(
+                                    (String) e.get("hostId"), ((Number) e.get("gpuOrdinal")).intValue()));
+                }
+            });
+        }
         List<Map<String, Object>> reports = doneReports(orders);
         List<Map<String, Object>> done = results(w.fleet.post(
                 "/api/v1/agents/" + w.host + "/parts",
