@@ -39,6 +39,20 @@ class BatchStore {
                 .all();
     }
 
+    /** The leases of an incarnation's commands, locked like {@link #lock}: one statement, no separate command read. */
+    Flux<LeaseRow> lockForCommands(UUID incarnationId, Collection<UUID> commandIds) {
+        return db.sql("SELECT " + LeaseRow.COLUMNS + """
+
+                        FROM lease l WHERE l.lease_id IN (SELECT c.lease_id FROM engine_command c
+                            WHERE c.command_id = ANY(CAST(:ids AS UUID[])) AND c.incarnation_id = :inc)
+                        ORDER BY l.lease_id FOR UPDATE OF l
+                        """)
+                .bind("ids", ids(commandIds))
+                .bind("inc", incarnationId)
+                .map((r, m) -> LeaseRow.of(r))
+                .all();
+    }
+
     record LeasePin(UUID leaseId, HoldStore.Pin pin) {}
 
     Flux<LeasePin> pins(Collection<UUID> leaseIds) {
@@ -94,9 +108,9 @@ class BatchStore {
     }
 
     /** Commands by id, locked (call with their leases already locked). */
-    Flux<CommandStore.Command> commands(Collection<UUID> commandIds, boolean lock) {
+    Flux<CommandStore.Command> commands(Collection<UUID> commandIds) {
         return db.sql("SELECT * FROM engine_command WHERE command_id = ANY(CAST(:ids AS UUID[]))"
-                        + (lock ? " ORDER BY command_id FOR UPDATE" : ""))
+                        + " ORDER BY command_id FOR UPDATE")
                 .bind("ids", ids(commandIds))
                 .map((r, m) -> CommandStore.toCommand(r))
                 .all();

@@ -125,7 +125,7 @@ public class EngineCommands {
                 metrics.stale("incarnation");
                 return Mono.error(LeaseProblems.staleEpoch("incarnation " + incarnationId, epoch, inc.fencingEpoch()));
             }
-            return batches.acks(incarnationId, epoch, items, principal.actor())
+            return batches.acks(incarnationId, items, principal.actor())
                     .as(tx::transactional)
                     .doOnNext(batches::committed)
                     .flatMap(d -> Flux.range(0, items.size())
@@ -135,7 +135,7 @@ public class EngineCommands {
                                     return Mono.just(ItemResult.ok(fast));
                                 }
                                 LeaseBatches.AckItem item = items.get(i);
-                                return one(incarnationId, item.commandId(), item.ok(), epoch, item.detail(), principal)
+                                return one(incarnationId, item.commandId(), item.ok(), item.detail(), principal.actor())
                                         .map(ItemResult::ok)
                                         .onErrorResume(KvReuseException.class, e -> Mono.just(ItemResult.failed(e)));
                             })
@@ -143,27 +143,19 @@ public class EngineCommands {
         });
     }
 
-    /** One acknowledgement through the general path: duplicates, refusals and every other case. */
+    /**
+     * One acknowledgement through the general path (duplicates, refusals and every other case), for
+     * an incarnation whose ownership and epoch the batch already checked.
+     */
     private Mono<EngineCommand.Ack> one(
-            UUID incarnationId,
-            UUID commandId,
-            boolean ok,
-            long epoch,
-            @Nullable String detail,
-            ApiPrincipal principal) {
-        return incarnations.requireOwnership(incarnationId, principal).flatMap(inc -> {
-            if (inc.fencingEpoch() != epoch) {
-                metrics.stale("incarnation");
-                return Mono.error(LeaseProblems.staleEpoch("incarnation " + incarnationId, epoch, inc.fencingEpoch()));
-            }
-            return commands.find(commandId)
-                    .filter(c -> c.incarnationId().equals(incarnationId))
-                    .switchIfEmpty(Mono.error(() -> LeaseProblems.noSuchCommand(commandId)))
-                    .flatMap(c -> leases.lock(c.leaseId())
-                            .flatMap(lease -> commands.lock(commandId)
-                                    .flatMap(locked -> acks.apply(locked, lease, ok, detail, principal.actor()))))
-                    .as(tx::transactional)
-                    .flatMap(r -> r.after() == null ? Mono.just(r.ack()) : Mono.error(r.after()));
-        });
+            UUID incarnationId, UUID commandId, boolean ok, @Nullable String detail, String actor) {
+        return commands.find(commandId)
+                .filter(c -> c.incarnationId().equals(incarnationId))
+                .switchIfEmpty(Mono.error(() -> LeaseProblems.noSuchCommand(commandId)))
+                .flatMap(c -> leases.lock(c.leaseId())
+                        .flatMap(lease -> commands.lock(commandId)
+                                .flatMap(locked -> acks.apply(locked, lease, ok, detail, actor))))
+                .as(tx::transactional)
+                .flatMap(r -> r.after() == null ? Mono.just(r.ack()) : Mono.error(r.after()));
     }
 }

@@ -29,8 +29,7 @@ import reactor.core.publisher.Mono;
  * did. Once an item of a lease is left, the later items of that lease are left too, keeping their
  * order.
  *
- * <p>Call inside a transaction; the caller counts the metrics from {@link Decided#changes} after
- * the commit.
+ * <p>Call inside a transaction; the caller counts the metrics with {@link #committed}.
  */
 @Service
 class LeaseBatches {
@@ -60,7 +59,11 @@ class LeaseBatches {
     /** Per item: its result, or null when the single-report path must decide it. */
     record Decided<T>(List<@Nullable T> results, BatchChanges changes, Runnable afterCommit) {}
 
-    /** Counts the batch's transitions and the item-specific metrics; call once the transaction committed. */
+    /**
+     * Counts the batch's transitions and the item-specific metrics. The batch endpoints call it once
+     * their transaction committed; the order paths call it inside theirs, as the single-report path
+     * counts its moves.
+     */
     void committed(Decided<?> d) {
         for (BatchChanges.Lease l : d.changes().leases.values()) {
             l.transitions.forEach(metrics::transition);
@@ -69,33 +72,39 @@ class LeaseBatches {
     }
 
     private Mono<BatchChanges> open(Collection<UUID> leaseIds) {
+        return open(leaseIds.isEmpty() ? Flux.empty() : store.lock(leaseIds));
+    }
+
+    /** Collects the leases {@code locking} locks, with their pins and destinations. */
+    private Mono<BatchChanges> open(Flux<LeaseRow> locking) {
         BatchChanges changes = new BatchChanges(store, orders, clock.instant());
-        if (leaseIds.isEmpty()) {
-            return Mono.just(changes);
-        }
-        return store.lock(leaseIds)
-                .collectList()
-                .flatMap(rows -> Mono.zip(
-                                store.pins(leaseIds).collectList(),
-                                store.destinations(leaseIds).collectList())
-                        .map(t -> {
-                            Map<UUID, List<HoldStore.Pin>> pins = t.getT1().stream()
-                                    .collect(Collectors.groupingBy(
-                                            BatchStore.LeasePin::leaseId,
-                                            Collectors.mapping(BatchStore.LeasePin::pin, Collectors.toList())));
-                            Map<UUID, List<HoldStore.Destination>> dests = t.getT2().stream()
-                                    .collect(Collectors.groupingBy(
-                                            BatchStore.LeaseDestination::leaseId,
-                                            Collectors.mapping(
-                                                    BatchStore.LeaseDestination::destination, Collectors.toList())));
-                            for (LeaseRow row : rows) {
-                                changes.add(
-                                        row,
-                                        pins.getOrDefault(row.leaseId(), List.of()),
-                                        dests.getOrDefault(row.leaseId(), List.of()));
-                            }
-                            return changes;
-                        }));
+        return locking.collectList().flatMap(rows -> {
+            if (rows.isEmpty()) {
+                return Mono.just(changes);
+            }
+            List<UUID> leaseIds = rows.stream().map(LeaseRow::leaseId).toList();
+            return Mono.zip(
+                            store.pins(leaseIds).collectList(),
+                            store.destinations(leaseIds).collectList())
+                    .map(t -> {
+                        Map<UUID, List<HoldStore.Pin>> pins = t.getT1().stream()
+                                .collect(Collectors.groupingBy(
+                                        BatchStore.LeasePin::leaseId,
+                                        Collectors.mapping(BatchStore.LeasePin::pin, Collectors.toList())));
+                        Map<UUID, List<HoldStore.Destination>> dests = t.getT2().stream()
+                                .collect(Collectors.groupingBy(
+                                        BatchStore.LeaseDestination::leaseId,
+                                        Collectors.mapping(
+                                                BatchStore.LeaseDestination::destination, Collectors.toList())));
+                        for (LeaseRow row : rows) {
+                            changes.add(
+                                    row,
+                                    pins.getOrDefault(row.leaseId(), List.of()),
+                                    dests.getOrDefault(row.leaseId(), List.of()));
+                        }
+                        return changes;
+                    });
+        });
     }
 
     private Mono<Map<String, Integer>> tps(BatchChanges changes) {
@@ -111,59 +120,55 @@ class LeaseBatches {
     record AckItem(UUID commandId, boolean ok, @Nullable String detail) {}
 
     /**
-     * Acknowledgements of one incarnation's commands at its current {@code epoch}: a PIN that
+     * Acknowledgements of one incarnation's commands (its epoch checked by the caller): a PIN that
      * holds (lease PROPOSED under the epochs it was made with, every block still at its slot) and an
      * UNPIN that releases are decided here.
      */
-    Mono<Decided<EngineCommand.Ack>> acks(UUID incarnationId, long epoch, List<AckItem> items, String actor) {
+    Mono<Decided<EngineCommand.Ack>> acks(UUID incarnationId, List<AckItem> items, String actor) {
         List<UUID> commandIds =
                 items.stream().map(AckItem::commandId).distinct().toList();
-        return store.commands(commandIds, false)
-                .filter(c -> c.incarnationId().equals(incarnationId))
-                .map(CommandStore.Command::leaseId)
-                .collect(Collectors.toCollection(LinkedHashSet::new))
-                .flatMap(leaseIds -> open(leaseIds)
-                        .flatMap(changes -> store.commands(commandIds, true)
-                                .collectMap(CommandStore.Command::commandId)
-                                .flatMap(commands -> {
-                                    Set<UUID> banks = changes.leases.values().stream()
-                                            .map(l -> l.row.bankId())
-                                            .collect(Collectors.toSet());
-                                    List<BatchStore.WantedBlock> wanted = new ArrayList<>();
-                                    for (int i = 0; i < items.size(); i++) {
-                                        CommandStore.Command c =
-                                                commands.get(items.get(i).commandId());
-                                        BatchChanges.Lease l = c == null ? null : changes.leases.get(c.leaseId());
-                                        if (l != null
-                                                && c.type().equals("PIN")
-                                                && items.get(i).ok()) {
-                                            int[] slots = l.row.sourceSlots();
-                                            long[] hashes = l.row.seqHashes();
-                                            for (int b = 0; b < hashes.length; b++) {
-                                                wanted.add(new BatchStore.WantedBlock(
-                                                        i, l.row.bankId(), c.rank(), hashes[b], slots[b]));
-                                            }
-                                        }
+        return open(store.lockForCommands(incarnationId, commandIds))
+                .flatMap(changes -> store.commands(commandIds)
+                        .collectMap(CommandStore.Command::commandId)
+                        .flatMap(commands -> {
+                            Set<UUID> banks = changes.leases.values().stream()
+                                    .map(l -> l.row.bankId())
+                                    .collect(Collectors.toSet());
+                            List<BatchStore.WantedBlock> wanted = new ArrayList<>();
+                            for (int i = 0; i < items.size(); i++) {
+                                CommandStore.Command c =
+                                        commands.get(items.get(i).commandId());
+                                BatchChanges.Lease l = c == null ? null : changes.leases.get(c.leaseId());
+                                if (l != null
+                                        && c.type().equals("PIN")
+                                        && items.get(i).ok()) {
+                                    int[] slots = l.row.sourceSlots();
+                                    long[] hashes = l.row.seqHashes();
+                                    for (int b = 0; b < hashes.length; b++) {
+                                        wanted.add(new BatchStore.WantedBlock(
+                                                i, l.row.bankId(), c.rank(), hashes[b], slots[b]));
                                     }
-                                    return Mono.zip(
-                                                    store.epochs(List.of(incarnationId)),
-                                                    store.banksForPin(banks),
-                                                    store.lockBlocks(wanted),
-                                                    tps(changes))
-                                            .flatMap(t -> {
-                                                Decided<EngineCommand.Ack> d = decideAcks(
-                                                        incarnationId,
-                                                        items,
-                                                        commands,
-                                                        changes,
-                                                        t.getT1().getOrDefault(incarnationId, -1L),
-                                                        t.getT2(),
-                                                        t.getT3(),
-                                                        t.getT4(),
-                                                        actor);
-                                                return changes.apply().thenReturn(d);
-                                            });
-                                })));
+                                }
+                            }
+                            return Mono.zip(
+                                            store.epochs(List.of(incarnationId)),
+                                            store.banksForPin(banks),
+                                            store.lockBlocks(wanted),
+                                            tps(changes))
+                                    .flatMap(t -> {
+                                        Decided<EngineCommand.Ack> d = decideAcks(
+                                                incarnationId,
+                                                items,
+                                                commands,
+                                                changes,
+                                                t.getT1().getOrDefault(incarnationId, -1L),
+                                                t.getT2(),
+                                                t.getT3(),
+                                                t.getT4(),
+                                                actor);
+                                        return changes.apply().thenReturn(d);
+                                    });
+                        }));
     }
 
     private Decided<EngineCommand.Ack> decideAcks(

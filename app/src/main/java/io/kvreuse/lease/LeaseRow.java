@@ -97,45 +97,34 @@ record LeaseRow(
 
     /** The same lease after a move to {@code to}. */
     LeaseRow moved(LeaseState to, @Nullable String newOutcome, @Nullable String newReason, Instant now) {
-        return new LeaseRow(
-                leaseId,
-                requestId,
+        return with(
                 to,
                 newOutcome == null ? outcome : newOutcome,
                 newReason == null ? reason : newReason,
-                domainId,
-                donorId,
-                donorEpoch,
-                bankId,
-                bankEpoch,
-                targetId,
-                targetEpoch,
-                localPrefixBlocks,
-                fetchBlocks,
-                seqHashes,
-                sourceRuns,
-                transportClass,
-                predictedTransferMs,
-                predictedRecomputeMs,
                 committedBlocks,
-                sourceQuiesced,
-                destinationQuiesced,
-                createdAt,
-                ttlDeadline,
-                transferDeadline,
-                abandonDeadline,
                 now,
                 version + 1);
     }
 
     /** The same lease with the target's committed block count. */
     LeaseRow withCommitted(int blocks) {
+        return with(state, outcome, reason, blocks, stateChangedAt, version);
+    }
+
+    /** The same lease with what its changes touch replaced; everything it was made with kept. */
+    private LeaseRow with(
+            LeaseState newState,
+            @Nullable String newOutcome,
+            @Nullable String newReason,
+            @Nullable Integer newCommittedBlocks,
+            Instant newStateChangedAt,
+            long newVersion) {
         return new LeaseRow(
                 leaseId,
                 requestId,
-                state,
-                outcome,
-                reason,
+                newState,
+                newOutcome,
+                newReason,
                 domainId,
                 donorId,
                 donorEpoch,
@@ -150,15 +139,15 @@ record LeaseRow(
                 transportClass,
                 predictedTransferMs,
                 predictedRecomputeMs,
-                blocks,
+                newCommittedBlocks,
                 sourceQuiesced,
                 destinationQuiesced,
                 createdAt,
                 ttlDeadline,
                 transferDeadline,
                 abandonDeadline,
-                stateChangedAt,
-                version);
+                newStateChangedAt,
+                newVersion);
     }
 
     /** The source slot of every fetched block, in order. */

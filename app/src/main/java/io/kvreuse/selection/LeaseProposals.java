@@ -109,26 +109,23 @@ class LeaseProposals implements DisposableBean {
                         writing.decrementAndGet();
                         drain();
                     })
-                    .subscribe(
-                            null,
-                            e -> group.forEach(g -> g.done().error(e)),
-                            () -> group.forEach(g -> g.done().success()));
+                    .subscribe();
         }
     }
 
+    /** Writes the group and answers each of its proposals; never fails itself. */
     private Mono<Void> write(List<Pending> group) {
-        Mono<Void> all = insert(group.stream().map(Pending::plan).toList());
-        if (group.size() == 1) {
-            return all;
-        }
-        return all.onErrorResume(e -> Flux.fromIterable(group)
-                .flatMap(g -> insert(List.of(g.plan()))
-                        .doOnSuccess(v -> g.done().success())
-                        .onErrorResume(x -> {
-                            g.done().error(x);
-                            return Mono.empty();
-                        }))
-                .then());
+        return insert(group.stream().map(Pending::plan).toList())
+                .doOnSuccess(v -> group.forEach(g -> g.done().success()))
+                .onErrorResume(e -> {
+                    if (group.size() == 1) {
+                        group.getFirst().done().error(e);
+                        return Mono.empty();
+                    }
+                    return Flux.fromIterable(group)
+                            .flatMap(g -> write(List.of(g)))
+                            .then();
+                });
     }
 
     private Mono<Void> insert(List<DonorSelector.Plan> plans) {

@@ -143,21 +143,7 @@ public final class LeaseLifecycleLoad {
         JsonNode selection;
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         do {
-            selection = post(
-                    "/api/v1/donor-selections",
-                    p.router(),
-                    Map.of(
-                            "requestId",
-                            UUID.randomUUID().toString(),
-                            "targetIncarnationId",
-                            p.targetId(),
-                            "seqHashes",
-                            p.chain(),
-                            "localPrefixBlocks",
-                            0,
-                            "deadlineMs",
-                            1000),
-                    200);
+            selection = post("/api/v1/donor-selections", p.router(), selection(p), 200);
         } while (warmUp
                 && !"HINT".equals(selection.get("decision").asString())
                 && System.nanoTime() < deadline
@@ -262,21 +248,26 @@ public final class LeaseLifecycleLoad {
         return ackAll(p, wanted, "UNPIN");
     }
 
+    /** A router's selection of the pipeline's whole chain for its target, nothing local. */
+    private static Map<String, Object> selection(Pipe p) {
+        return Map.of(
+                "requestId",
+                UUID.randomUUID().toString(),
+                "targetIncarnationId",
+                p.targetId(),
+                "seqHashes",
+                p.chain(),
+                "localPrefixBlocks",
+                0,
+                "deadlineMs",
+                1000);
+    }
+
     /** The round's selections in one batch request; the leases of those that answered HINT. */
     private List<String> selections(Pipe p) throws Exception {
         List<Map<String, Object>> selections = new ArrayList<>();
         for (int i = 0; i < window; i++) {
-            selections.add(Map.of(
-                    "requestId",
-                    UUID.randomUUID().toString(),
-                    "targetIncarnationId",
-                    p.targetId(),
-                    "seqHashes",
-                    p.chain(),
-                    "localPrefixBlocks",
-                    0,
-                    "deadlineMs",
-                    1000));
+            selections.add(selection(p));
         }
         List<String> leases = new ArrayList<>();
         for (JsonNode n : post("/api/v1/donor-selections/batch", p.router(), Map.of("selections", selections), 200)
