@@ -142,5 +142,5 @@ requests and statements changes.
   long-running control plane would see it.
 * Figures are from one run on a shared machine; compare the ratios within a run rather than absolute
   rates across runs, and run it more than once: on 2026-11-30 the default configuration gave
-  978–1,137 lifecycles/s across runs on this machine, a thin margin over the 1,000/s target.
+  957–1,137 lifecycles/s across runs on this machine: some runs fall short of the 1,000/s target.
 MD
