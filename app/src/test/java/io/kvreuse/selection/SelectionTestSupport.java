@@ -61,13 +61,26 @@ final class SelectionTestSupport {
         }
         awaitIndexed(bankId);
         awaitDirectory(decode.id());
+        awaitDomain(domain);
         return new Donor(decode, bankId, chain, next);
     }
 
     Engine target(String domain, int tp, String host) {
         Engine prefill = fleet.ready("PREFILL", domain, tp, host);
         awaitDirectory(prefill.id());
+        awaitDomain(domain);
         return prefill;
+    }
+
+    /**
+     * Waits until the directory holds the domain as certified: its notification is reloaded on its
+     * own, and may land after those of incarnations registered later.
+     */
+    void awaitDomain(String domainId) {
+        await(
+                () -> directory.domain(domainId) != null
+                        && directory.domain(domainId).certified(),
+                "domain " + domainId + " certified in the directory");
     }
 
     void awaitIndexed(String bankId) {
