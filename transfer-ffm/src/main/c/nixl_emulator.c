@@ -10,6 +10,20 @@
  * registration the emulator resolves each region's backing file and offset from /proc/self/maps
  * and records them in the metadata blob, so a peer in another process can map the same bytes.
  * Notifications travel through a per-agent mailbox file guarded by flock.
+ *
+ * Strictness copied from NIXL 1.4 / UCX 1.22 as measured (see transfer-ffm/README.md):
+ *  - Progress. An agent advances only inside its own calls, or on its progress thread when its
+ *    config enables one. Each agent publishes a progress counter in a small shared file; a transfer
+ *    to or from another agent starts only once that agent progressed after the post (UCX wire-up and
+ *    emulated RMA need the target's worker), and a notification leaves its sender only at the
+ *    sender's next progress after it was generated.
+ *  - Lanes. The UCX backend parameter ucx_error_handling_mode (peer, the default, or none) decides
+ *    what GPU memory may use: a loopback GPU copy takes the copy engines (cuda_copy) only in mode
+ *    none, two agents of one process never get them, and another process gets cuda_ipc in either
+ *    mode. The slow lane is real: it stages the bytes through a local socket, and on a loopback it
+ *    runs inline in post_xfer_req, as UCX's emulated RMA did. kvreuse_emu_xfer_lane reports the lane.
+ *  - GPU memory is real device memory copied with cudaMemcpyAsync when a CUDA runtime is present
+ *    (emulator_cuda.c), host memory standing in for it otherwise.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +39,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include "emulator_cuda.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -40,6 +57,8 @@ enum { NX_SUCCESS = 0, NX_IN_PROG = 1, NX_NOT_POSTED = -1, NX_INVALID_PARAM = -2
        NX_NO_TELEMETRY = -12 };
 
 enum { MEM_DRAM = 0, MEM_VRAM = 1 };
+/* Lane codes as io.kvreuse.transfer.TransferLane orders them. */
+enum { LANE_HOST = 0, LANE_CUDA_COPY = 1, LANE_CUDA_IPC = 2, LANE_EMULATED = 3 };
 enum { OP_READ = 0, OP_WRITE = 1 };
 enum { FAULT_REGISTER, FAULT_PREP, FAULT_MAKE, FAULT_POST, FAULT_STATUS, FAULT_LOAD_MD, FAULT_GET_MD,
        FAULT_COUNT };
@@ -114,7 +133,10 @@ typedef struct {
     size_t count;
     region_t *regions;
     bool valid;
+    _Atomic uint64_t *progress; /* the remote agent's progress counter, or NULL once it is gone */
 } remote_t;
+
+typedef struct outbox_msg { char *target; void *msg; size_t len; struct outbox_msg *next; } outbox_msg_t;
 
 typedef struct agent {
     char *name;
@@ -125,10 +147,20 @@ typedef struct agent {
     size_t remote_count, remote_cap;
     remote_t **remotes; /* invalidated entries stay until destroy: in-flight copies may use them */
     char *mailbox;
+    bool error_mode_none; /* ucx_error_handling_mode=none: loopback GPU copies may use the copy engines */
+    char *progress_path;
+    _Atomic uint64_t *progress; /* shared with other processes: bumped at every progress of this agent */
+    pthread_mutex_t outbox_lock;
+    outbox_msg_t *outbox_head, **outbox_tail; /* notifications generated but not yet sent */
+    bool has_prog_thread;
+    atomic_bool stop_prog_thread;
+    uint64_t prog_delay_us;
+    pthread_t prog_thread;
+    void *cuda_stream;
 } agent_t;
 
 typedef struct { agent_t *agent; int backend_id; } backend_t;
-typedef struct { int unused; } params_t;
+typedef struct { size_t count, cap; char **keys, **values; } params_t;
 typedef struct { bool has_notif; void *msg; size_t msg_len; } opt_args_t;
 
 enum { SIDE_LOCAL, SIDE_REMOTE };
@@ -137,14 +169,16 @@ typedef struct {
     int side;
     remote_t *remote; /* NULL for local and loopback */
     char *peer_name;
+    int mem_type;
     size_t count;
     desc_t *descs;
     char **ptrs; /* process-local pointer for each descriptor */
 } prepped_t;
 
-typedef struct { char *dst; const char *src; size_t len; } copy_t;
+typedef emu_copy_t copy_t;
 
-enum { REQ_IDLE, REQ_QUEUED, REQ_COPYING, REQ_DONE, REQ_FAILED };
+/* REQ_WAIT_PEER: posted, waiting for the remote agent to progress; REQ_GPU: on the copy engines. */
+enum { REQ_IDLE, REQ_WAIT_PEER, REQ_QUEUED, REQ_COPYING, REQ_GPU, REQ_DONE, REQ_FAILED };
 typedef struct request {
     agent_t *agent;
     int op;
@@ -154,6 +188,9 @@ typedef struct request {
     copy_t *copies;
     uint64_t total_bytes;
     size_t desc_count;
+    int lane;
+    uint64_t peer_progress_at_post;
+    emu_cuda_batch *gpu;
     int state;
     int polls_left;
     bool released;
@@ -238,8 +275,8 @@ static const char *mailbox_dir(void) {
     return dir && *dir ? dir : "/dev/shm";
 }
 
-/* Agent names are free text; the mailbox file name keeps only safe characters plus a hash. */
-static char *mailbox_path(const char *agent) {
+/* Agent names are free text; per-agent file names keep only safe characters plus a hash. */
+static char *agent_file(const char *kind, const char *agent) {
     uint64_t h = 1469598103934665603ull;
     char safe[64];
     size_t j = 0;
@@ -253,9 +290,28 @@ static char *mailbox_path(const char *agent) {
     }
     safe[j] = 0;
     char *path = NULL;
-    if (asprintf(&path, "%s/kvreuse-nixl-mbox-%s-%016llx", mailbox_dir(), safe,
+    if (asprintf(&path, "%s/kvreuse-nixl-%s-%s-%016llx", mailbox_dir(), kind, safe,
                  (unsigned long long)h) < 0) abort();
     return path;
+}
+
+static char *mailbox_path(const char *agent) { return agent_file("mbox", agent); }
+
+/* Maps an agent's progress counter; create makes (and zeroes) the file for the agent itself. */
+static _Atomic uint64_t *map_progress(const char *path, bool create) {
+    int fd = open(path, create ? O_CREAT | O_TRUNC | O_RDWR : O_RDWR, 0600);
+    if (fd < 0) return NULL;
+    if (create && ftruncate(fd, sizeof(uint64_t)) != 0) {
+        close(fd);
+        return NULL;
+    }
+    void *p = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    return p == MAP_FAILED ? NULL : (_Atomic uint64_t *)p;
+}
+
+static void unmap_progress(_Atomic uint64_t *p) {
+    if (p) munmap((void *)p, sizeof(uint64_t));
 }
 
 static bool write_all(int fd, const void *buf, size_t len) {
@@ -347,13 +403,118 @@ static int drain_mailbox(agent_t *a, notif_map_t *m) {
     return NX_SUCCESS;
 }
 
+/* ------------------------------------------------------------------ progress */
+
+/* A generated notification waits in the sender's outbox until the sender is progressed again. */
+static void outbox_push(agent_t *a, const char *target, const void *msg, size_t len) {
+    outbox_msg_t *m = xcalloc(1, sizeof *m);
+    m->target = strdup(target);
+    m->msg = xcalloc(len ? len : 1, 1);
+    if (len) memcpy(m->msg, msg, len);
+    m->len = len;
+    pthread_mutex_lock(&a->outbox_lock);
+    *a->outbox_tail = m;
+    a->outbox_tail = &m->next;
+    pthread_mutex_unlock(&a->outbox_lock);
+}
+
+static void outbox_flush(agent_t *a, bool deliver) {
+    pthread_mutex_lock(&a->outbox_lock);
+    outbox_msg_t *m = a->outbox_head;
+    a->outbox_head = NULL;
+    a->outbox_tail = &a->outbox_head;
+    pthread_mutex_unlock(&a->outbox_lock);
+    while (m) {
+        outbox_msg_t *next = m->next;
+        if (deliver) deliver_notif(m->target, a->name, m->msg, m->len);
+        free(m->target);
+        free(m->msg);
+        free(m);
+        m = next;
+    }
+}
+
+/* One turn of the agent's worker: what every call on the agent and its progress thread do. */
+static void progress(agent_t *a) {
+    if (a->progress) atomic_fetch_add(a->progress, 1);
+    outbox_flush(a, true);
+}
+
+static void *prog_thread_main(void *arg) {
+    agent_t *a = arg;
+    struct timespec delay = {(time_t)(a->prog_delay_us / 1000000u), (long)(a->prog_delay_us % 1000000u) * 1000};
+    while (!atomic_load(&a->stop_prog_thread)) {
+        progress(a);
+        nanosleep(&delay, NULL);
+    }
+    return NULL;
+}
+
+/* Whether the remote agent of r progressed since r was posted (loopback needs no one else). */
+static bool peer_progressed(const request_t *r) {
+    if (!r->remote) return true;
+    return r->remote->progress && atomic_load(r->remote->progress) > r->peer_progress_at_post;
+}
+
 /* ------------------------------------------------------------------ copy worker */
 
 static request_t *g_queue_head, *g_queue_tail;
+
+static void finish_locked(request_t *r) {
+    r->done_us = now_us();
+    r->state = REQ_DONE;
+    atomic_fetch_add(&g_bytes_copied, (long long)r->total_bytes);
+    atomic_fetch_add(&g_transfers_done, 1);
+}
+
 static pthread_once_t g_worker_once = PTHREAD_ONCE_INIT;
 
+/* UCX's software emulation of RMA, as a real detour: every chunk goes through a local socket
+ * (and through host memory when the bytes are on a GPU). Slow, and on the caller's thread. */
+static void slow_copy(const copy_t *c) {
+    enum { CHUNK = 64 * 1024 };
+    static __thread int pair[2] = {-1, -1};
+    static __thread char *out, *in;
+    static __thread void *stream;
+    if (pair[0] < 0) {
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0) abort();
+        out = xcalloc(CHUNK, 1);
+        in = xcalloc(CHUNK, 1);
+    }
+    bool gpu = emu_cuda_available();
+    for (size_t off = 0; off < c->len; off += CHUNK) {
+        size_t n = c->len - off < CHUNK ? c->len - off : CHUNK;
+        int err = 0;
+        if (gpu) {
+            emu_copy_t down = {out, c->src + off, n};
+            emu_cuda_batch *b = emu_cuda_copy_async(&stream, &down, 1, &err);
+            if (b) emu_cuda_free(b);
+        } else {
+            memcpy(out, c->src + off, n);
+        }
+        for (size_t sent = 0, got = 0; got < n;) {
+            if (sent < n) {
+                ssize_t w = write(pair[0], out + sent, n - sent);
+                if (w > 0) sent += (size_t)w;
+            }
+            ssize_t rd = read(pair[1], in + got, n - got);
+            if (rd > 0) got += (size_t)rd;
+        }
+        if (gpu) {
+            emu_copy_t up = {c->dst + off, in, n};
+            emu_cuda_batch *b = emu_cuda_copy_async(&stream, &up, 1, &err);
+            if (b) emu_cuda_free(b);
+        } else {
+            memcpy(c->dst + off, in, n);
+        }
+    }
+}
+
 static void run_copies(request_t *r) {
-    for (size_t i = 0; i < r->count; i++) memcpy(r->copies[i].dst, r->copies[i].src, r->copies[i].len);
+    for (size_t i = 0; i < r->count; i++) {
+        if (r->lane == LANE_EMULATED) slow_copy(&r->copies[i]);
+        else memcpy(r->copies[i].dst, r->copies[i].src, r->copies[i].len);
+    }
 }
 
 /* One process-wide worker completes posted transfers asynchronously, like a backend progress
@@ -371,10 +532,7 @@ static void *worker_main(void *arg) {
         pthread_mutex_unlock(&g_lock);
         run_copies(r);
         pthread_mutex_lock(&g_lock);
-        r->done_us = now_us();
-        r->state = REQ_DONE;
-        atomic_fetch_add(&g_bytes_copied, (long long)r->total_bytes);
-        atomic_fetch_add(&g_transfers_done, 1);
+        finish_locked(r);
         pthread_cond_broadcast(&g_cond);
     }
     return NULL;
@@ -386,25 +544,22 @@ static void start_worker(void) {
     pthread_detach(t);
 }
 
-static void enqueue(request_t *r) {
-    pthread_once(&g_worker_once, start_worker);
-    pthread_mutex_lock(&g_lock);
-    r->state = REQ_QUEUED;
-    if (g_queue_tail) g_queue_tail->next = r; else g_queue_head = r;
-    g_queue_tail = r;
-    pthread_cond_broadcast(&g_cond);
-    pthread_mutex_unlock(&g_lock);
-}
-
-/* Cancels a queued request or waits out a running copy; returns with r no longer in the worker. */
+/* Cancels a request that has not started copying, or waits out a running copy; returns with r no
+ * longer in the worker or on the GPU. */
 static void withdraw(request_t *r) {
     pthread_mutex_lock(&g_lock);
+    if (r->state == REQ_WAIT_PEER) r->state = REQ_FAILED;
     if (r->state == REQ_QUEUED) {
         request_t **pp = &g_queue_head;
         g_queue_tail = NULL;
         while (*pp) {
             if (*pp == r) *pp = r->next; else { g_queue_tail = *pp; pp = &(*pp)->next; }
         }
+        r->state = REQ_FAILED;
+    }
+    if (r->state == REQ_GPU) { /* the copy engines cannot be recalled: wait for them */
+        emu_cuda_free(r->gpu);
+        r->gpu = NULL;
         r->state = REQ_FAILED;
     }
     while (r->state == REQ_COPYING) pthread_cond_wait(&g_cond, &g_lock);
@@ -455,6 +610,7 @@ static void free_remote(remote_t *rm, bool same_process) {
         if (!same_process && r->mapped) munmap(r->mapped - r->map_skew, r->map_len);
         free(r->path);
     }
+    unmap_progress(rm->progress);
     free(rm->regions);
     free(rm->name);
     free(rm->blob);
@@ -547,7 +703,8 @@ static remote_t *decode_md(const void *data, size_t len) {
 
 /* ================================================================== exported C ABI: agent */
 
-static int create_agent_impl(const char *name, bool telemetry, agent_t **out) {
+static int create_agent_impl(const char *name, bool telemetry, bool prog_thread, uint64_t prog_delay_us,
+                             agent_t **out) {
     if (!name || !out) return CAPI_INVALID_PARAM;
     if (!*name) return to_capi(NX_INVALID_PARAM);
     agent_t *a = xcalloc(1, sizeof *a);
@@ -556,27 +713,47 @@ static int create_agent_impl(const char *name, bool telemetry, agent_t **out) {
     a->mailbox = mailbox_path(name);
     int fd = open(a->mailbox, O_CREAT | O_TRUNC | O_RDWR, 0600);
     if (fd >= 0) close(fd);
+    a->progress_path = agent_file("prog", name);
+    a->progress = map_progress(a->progress_path, true);
+    pthread_mutex_init(&a->outbox_lock, NULL);
+    a->outbox_tail = &a->outbox_head;
+    /* NIXL's own default delay is 0 (it sleeps on UCX's wakeup fd); the emulator has no such fd. */
+    a->prog_delay_us = prog_delay_us ? prog_delay_us : 1000;
+    if (prog_thread) {
+        a->has_prog_thread = pthread_create(&a->prog_thread, NULL, prog_thread_main, a) == 0;
+    }
     *out = a;
     return CAPI_SUCCESS;
 }
 
 EXPORT int nixl_capi_create_configured_agent(const char *name, const agent_config_t *cfg, agent_t **agent) {
     if (!cfg) return CAPI_INVALID_PARAM;
-    return create_agent_impl(name, cfg->capture_telemetry, agent);
+    return create_agent_impl(name, cfg->capture_telemetry, cfg->enable_prog_thread, cfg->pthr_delay_us, agent);
 }
 
+/* Like the real wrapper, the config-less constructor turns the progress thread on. */
 EXPORT int nixl_capi_create_agent(const char *name, agent_t **agent) {
-    return create_agent_impl(name, false, agent);
+    return create_agent_impl(name, false, true, 0, agent);
 }
 
 EXPORT int nixl_capi_destroy_agent(agent_t *a) {
     if (!a) return CAPI_INVALID_PARAM;
+    if (a->has_prog_thread) {
+        atomic_store(&a->stop_prog_thread, true);
+        pthread_join(a->prog_thread, NULL);
+    }
+    outbox_flush(a, false); /* never sent: the agent is gone */
+    pthread_mutex_destroy(&a->outbox_lock);
     unlink(a->mailbox);
+    unmap_progress(a->progress);
+    unlink(a->progress_path);
+    emu_cuda_stream_destroy(a->cuda_stream);
     for (size_t i = 0; i < a->remote_count; i++) free_remote(a->remotes[i], a->remotes[i]->pid == getpid());
     for (size_t i = 0; i < a->reg_count; i++) free(a->regs[i].path);
     free(a->remotes);
     free(a->regs);
     free(a->mailbox);
+    free(a->progress_path);
     free(a->name);
     free(a);
     return CAPI_SUCCESS;
@@ -591,20 +768,45 @@ EXPORT int nixl_capi_create_params(params_t **params) {
 }
 
 EXPORT int nixl_capi_params_add(params_t *params, const char *key, const char *value) {
-    return params && key && value ? CAPI_SUCCESS : CAPI_INVALID_PARAM;
+    if (!params || !key || !value) return CAPI_INVALID_PARAM;
+    if (params->count == params->cap) {
+        params->cap = params->cap ? params->cap * 2 : 4;
+        params->keys = realloc(params->keys, params->cap * sizeof *params->keys);
+        params->values = realloc(params->values, params->cap * sizeof *params->values);
+        if (!params->keys || !params->values) abort();
+    }
+    params->keys[params->count] = strdup(key);
+    params->values[params->count++] = strdup(value);
+    return CAPI_SUCCESS;
 }
 
 EXPORT int nixl_capi_destroy_params(params_t *params) {
     if (!params) return CAPI_INVALID_PARAM;
+    for (size_t i = 0; i < params->count; i++) {
+        free(params->keys[i]);
+        free(params->values[i]);
+    }
+    free(params->keys);
+    free(params->values);
     free(params);
     return CAPI_SUCCESS;
 }
 
-/* Only UCX is emulated; like the real wrapper, any failure here is reported as BACKEND. */
+static const char *param(const params_t *params, const char *key) {
+    for (size_t i = 0; params && i < params->count; i++) {
+        if (strcmp(params->keys[i], key) == 0) return params->values[i];
+    }
+    return NULL;
+}
+
+/* Only UCX is emulated; like the real wrapper, any failure here is reported as BACKEND, including
+ * an error mode UCX does not know. */
 EXPORT int nixl_capi_create_backend(agent_t *a, const char *plugin, params_t *params, backend_t **backend) {
-    (void)params;
     if (!a || !plugin || !backend) return CAPI_INVALID_PARAM;
     if (strcmp(plugin, "UCX") != 0 || a->has_backend) return CAPI_BACKEND;
+    const char *mode = param(params, "ucx_error_handling_mode");
+    if (mode && strcmp(mode, "peer") != 0 && strcmp(mode, "none") != 0) return CAPI_BACKEND;
+    a->error_mode_none = mode && strcmp(mode, "none") == 0;
     a->has_backend = true;
     backend_t *b = xcalloc(1, sizeof *b);
     b->agent = a;
@@ -698,6 +900,7 @@ EXPORT int nixl_capi_reg_dlist_add_desc(dlist_t *d, uintptr_t addr, size_t len, 
 EXPORT int nixl_capi_register_mem(agent_t *a, dlist_t *d, opt_args_t *opt) {
     (void)opt;
     if (!a || !d) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     int fault = take_fault(FAULT_REGISTER);
     if (fault) return to_capi(fault);
     if (!a->has_backend || (d->mem_type != MEM_DRAM && d->mem_type != MEM_VRAM)) return to_capi(NX_NOT_FOUND);
@@ -720,6 +923,7 @@ EXPORT int nixl_capi_register_mem(agent_t *a, dlist_t *d, opt_args_t *opt) {
 EXPORT int nixl_capi_deregister_mem(agent_t *a, dlist_t *d, opt_args_t *opt) {
     (void)opt;
     if (!a || !d) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     for (size_t i = 0; i < d->count; i++) {
         size_t j = 0;
         while (j < a->reg_count && !(a->regs[j].addr == d->descs[i].addr && a->regs[j].len == d->descs[i].len
@@ -736,6 +940,7 @@ EXPORT int nixl_capi_deregister_mem(agent_t *a, dlist_t *d, opt_args_t *opt) {
 
 EXPORT int nixl_capi_get_local_md(agent_t *a, void **data, size_t *len) {
     if (!a || !data || !len) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     int fault = take_fault(FAULT_GET_MD);
     if (fault) return to_capi(fault);
     if (!a->has_backend) return to_capi(NX_INVALID_PARAM);
@@ -748,6 +953,7 @@ EXPORT int nixl_capi_get_local_md(agent_t *a, void **data, size_t *len) {
 
 EXPORT int nixl_capi_load_remote_md(agent_t *a, const void *data, size_t len, char **agent_name) {
     if (!a || !data || !agent_name) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     int fault = take_fault(FAULT_LOAD_MD);
     if (fault) return to_capi(fault);
     remote_t *rm = decode_md(data, len);
@@ -765,6 +971,9 @@ EXPORT int nixl_capi_load_remote_md(agent_t *a, const void *data, size_t len, ch
         return to_capi(status);
     }
     for (size_t i = 0; i < rm->count; i++) map_remote_region(&rm->regions[i], rm->pid);
+    char *progress_path = agent_file("prog", rm->name);
+    rm->progress = map_progress(progress_path, false); /* NULL: the peer is gone and never progresses */
+    free(progress_path);
     GROW(a->remotes, a->remote_count, a->remote_cap);
     a->remotes[a->remote_count++] = rm;
     *agent_name = strdup(rm->name);
@@ -773,6 +982,7 @@ EXPORT int nixl_capi_load_remote_md(agent_t *a, const void *data, size_t len, ch
 
 EXPORT int nixl_capi_invalidate_remote_md(agent_t *a, const char *remote_agent) {
     if (!a || !remote_agent) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     remote_t *rm = find_remote(a, remote_agent);
     if (!rm) return to_capi(NX_NOT_FOUND);
     rm->valid = false;
@@ -781,6 +991,7 @@ EXPORT int nixl_capi_invalidate_remote_md(agent_t *a, const char *remote_agent) 
 
 EXPORT int nixl_capi_check_remote_md(agent_t *a, const char *remote_name, dlist_t *descs) {
     if (!a || !remote_name) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     apply_disconnects(a);
     remote_t *rm = find_remote(a, remote_name);
     if (!rm) return to_capi(NX_NOT_FOUND);
@@ -818,6 +1029,7 @@ EXPORT int nixl_capi_prep_xfer_dlist(agent_t *a, const char *agent_name, dlist_t
                                      opt_args_t *opt) {
     (void)opt;
     if (!a || !agent_name || !d || !hndl) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     apply_disconnects(a);
     int fault = take_fault(FAULT_PREP);
     if (fault) return to_capi(fault);
@@ -831,6 +1043,7 @@ EXPORT int nixl_capi_prep_xfer_dlist(agent_t *a, const char *agent_name, dlist_t
     }
     p->agent = a;
     p->side = *agent_name ? SIDE_REMOTE : SIDE_LOCAL;
+    p->mem_type = d->mem_type;
     p->peer_name = strdup(agent_name);
     p->count = d->count;
     p->descs = xcalloc(d->count, sizeof *p->descs);
@@ -841,6 +1054,7 @@ EXPORT int nixl_capi_prep_xfer_dlist(agent_t *a, const char *agent_name, dlist_t
 
 EXPORT int nixl_capi_release_xfer_dlist_handle(agent_t *a, prepped_t *p) {
     if (!a || !p) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     free(p->ptrs);
     free(p->descs);
     free(p->peer_name);
@@ -848,9 +1062,17 @@ EXPORT int nixl_capi_release_xfer_dlist_handle(agent_t *a, prepped_t *p) {
     return CAPI_SUCCESS;
 }
 
-static request_t *new_request(agent_t *a, int op, remote_t *remote, const char *peer, size_t n) {
+/* UCX's lane choice for GPU memory (see the header comment); host memory is always fast. */
+static int choose_lane(const agent_t *a, const remote_t *remote, bool gpu) {
+    if (!gpu) return LANE_HOST;
+    if (!remote) return a->error_mode_none ? LANE_CUDA_COPY : LANE_EMULATED;
+    return remote->pid == getpid() ? LANE_EMULATED : LANE_CUDA_IPC;
+}
+
+static request_t *new_request(agent_t *a, int op, remote_t *remote, const char *peer, size_t n, bool gpu) {
     request_t *r = xcalloc(1, sizeof *r);
     r->agent = a;
+    r->lane = choose_lane(a, remote, gpu);
     r->op = op;
     r->remote = remote;
     r->peer_name = strdup(*peer ? peer : a->name);
@@ -879,6 +1101,7 @@ EXPORT int nixl_capi_make_xfer_req(agent_t *a, int op, prepped_t *local, const i
                                    opt_args_t *opt) {
     (void)opt;
     if (!a || !local || !remote || !local_idx || !remote_idx || !req) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     apply_disconnects(a);
     int fault = take_fault(FAULT_MAKE);
     if (fault) return to_capi(fault);
@@ -894,7 +1117,8 @@ EXPORT int nixl_capi_make_xfer_req(agent_t *a, int op, prepped_t *local, const i
             return to_capi(NX_INVALID_PARAM);
         }
     }
-    request_t *r = new_request(a, op, remote->remote, remote->peer_name, n_local);
+    bool gpu = local->mem_type == MEM_VRAM || remote->mem_type == MEM_VRAM;
+    request_t *r = new_request(a, op, remote->remote, remote->peer_name, n_local, gpu);
     for (size_t i = 0; i < n_local; i++) {
         add_copy(r, local->ptrs[local_idx[i]], remote->ptrs[remote_idx[i]], local->descs[local_idx[i]].len);
     }
@@ -906,6 +1130,7 @@ EXPORT int nixl_capi_create_xfer_req(agent_t *a, int op, dlist_t *local, dlist_t
                                      request_t **req, opt_args_t *opt) {
     (void)opt;
     if (!a || !local || !remote || !remote_agent || !req) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     if (local->count != remote->count || local->count == 0 || !*remote_agent) return CAPI_BACKEND;
     char **lp = xcalloc(local->count, sizeof *lp), **rp = xcalloc(remote->count, sizeof *rp);
     remote_t *unused, *rm;
@@ -915,7 +1140,8 @@ EXPORT int nixl_capi_create_xfer_req(agent_t *a, int op, dlist_t *local, dlist_t
         if (local->descs[i].len != remote->descs[i].len) status = NX_INVALID_PARAM;
     }
     if (status == NX_SUCCESS) {
-        request_t *r = new_request(a, op, rm, remote_agent, local->count);
+        bool gpu = local->mem_type == MEM_VRAM || remote->mem_type == MEM_VRAM;
+        request_t *r = new_request(a, op, rm, remote_agent, local->count, gpu);
         for (size_t i = 0; i < local->count; i++) add_copy(r, lp[i], rp[i], local->descs[i].len);
         *req = r;
     }
@@ -926,13 +1152,33 @@ EXPORT int nixl_capi_create_xfer_req(agent_t *a, int op, dlist_t *local, dlist_t
 
 /* ================================================================== transfer execution */
 
+/* Puts a posted request on its lane once its peer can take part. Called with g_lock held. */
+static void start_locked(request_t *r) {
+    if (r->lane == LANE_CUDA_COPY || r->lane == LANE_CUDA_IPC) {
+        if (emu_cuda_available()) {
+            int err = 0;
+            r->gpu = emu_cuda_copy_async(&r->agent->cuda_stream, r->copies, r->count, &err);
+            r->state = r->gpu ? REQ_GPU : REQ_FAILED;
+            return;
+        }
+    }
+    pthread_once(&g_worker_once, start_worker);
+    r->state = REQ_QUEUED;
+    if (g_queue_tail) g_queue_tail->next = r; else g_queue_head = r;
+    g_queue_tail = r;
+    pthread_cond_broadcast(&g_cond);
+}
+
 EXPORT int nixl_capi_post_xfer_req(agent_t *a, request_t *r, opt_args_t *opt) {
     if (!a || !r || r->released) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     apply_disconnects(a);
     pthread_mutex_lock(&g_lock);
     int state = r->state;
     pthread_mutex_unlock(&g_lock);
-    if (state == REQ_QUEUED || state == REQ_COPYING) return to_capi(NX_REPOST_ACTIVE);
+    if (state == REQ_WAIT_PEER || state == REQ_QUEUED || state == REQ_COPYING || state == REQ_GPU) {
+        return to_capi(NX_REPOST_ACTIVE);
+    }
     if (r->remote && !r->remote->valid) return to_capi(NX_NOT_FOUND);
     int fault = take_fault(FAULT_POST);
     if (fault) return to_capi(fault);
@@ -941,23 +1187,51 @@ EXPORT int nixl_capi_post_xfer_req(agent_t *a, request_t *r, opt_args_t *opt) {
     r->notif_pending = opt && opt->has_notif;
     if (r->notif_pending) {
         r->notif_len = opt->msg_len;
-        r->notif = xcalloc(opt->msg_len, 1);
+        r->notif = xcalloc(opt->msg_len ? opt->msg_len : 1, 1);
         memcpy(r->notif, opt->msg, opt->msg_len);
     }
     r->polls_left = atomic_load(&g_min_polls);
     r->start_us = now_us();
-    enqueue(r);
+    if (r->lane == LANE_EMULATED && !r->remote) {
+        /* UCX's emulated loopback RMA runs inside the post: the caller's thread does the copy */
+        run_copies(r);
+        pthread_mutex_lock(&g_lock);
+        finish_locked(r);
+        pthread_mutex_unlock(&g_lock);
+        r->post_us = now_us();
+        if (r->notif_pending) {
+            r->notif_pending = false;
+            outbox_push(a, r->peer_name, r->notif, r->notif_len);
+        }
+        return CAPI_SUCCESS;
+    }
+    pthread_mutex_lock(&g_lock);
+    r->peer_progress_at_post = r->remote && r->remote->progress ? atomic_load(r->remote->progress) : 0;
+    r->state = REQ_WAIT_PEER;
+    if (peer_progressed(r) && !r->remote) start_locked(r);
+    pthread_mutex_unlock(&g_lock);
     r->post_us = now_us();
     return CAPI_IN_PROG;
 }
 
-/* Completion is observed only here, and only here is the notification sent, as UCX does. */
+/* Completion is observed only here, and only here is the notification generated, as in UCX; it
+ * leaves at the initiator's next progress. */
 EXPORT int nixl_capi_get_xfer_status(agent_t *a, request_t *r) {
     if (!a || !r || r->released) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     apply_disconnects(a);
     int fault = take_fault(FAULT_STATUS);
     if (fault) return to_capi(fault);
     pthread_mutex_lock(&g_lock);
+    if (r->state == REQ_WAIT_PEER && peer_progressed(r)) start_locked(r);
+    if (r->state == REQ_GPU) {
+        int done = emu_cuda_query(r->gpu);
+        if (done != 0) {
+            emu_cuda_free(r->gpu);
+            r->gpu = NULL;
+            if (done > 0) finish_locked(r); else r->state = REQ_FAILED;
+        }
+    }
     int state = r->state;
     pthread_mutex_unlock(&g_lock);
     if (state == REQ_IDLE) return to_capi(NX_NOT_POSTED);
@@ -970,13 +1244,14 @@ EXPORT int nixl_capi_get_xfer_status(agent_t *a, request_t *r) {
     }
     if (r->notif_pending) {
         r->notif_pending = false;
-        deliver_notif(r->peer_name, a->name, r->notif, r->notif_len);
+        outbox_push(a, r->peer_name, r->notif, r->notif_len);
     }
     return CAPI_SUCCESS;
 }
 
 EXPORT int nixl_capi_release_xfer_req(agent_t *a, request_t *r) {
     if (!a || !r || r->released) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     withdraw(r);
     r->released = true;
     free(r->copies);
@@ -999,6 +1274,7 @@ struct nixl_capi_xfer_telemetry_s {
 
 EXPORT int nixl_capi_get_xfer_telemetry(agent_t *a, request_t *r, struct nixl_capi_xfer_telemetry_s *out) {
     if (!a || !r || !out || r->released) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     if (!a->telemetry) return CAPI_NO_TELEMETRY;
     pthread_mutex_lock(&g_lock);
     int state = r->state;
@@ -1008,7 +1284,7 @@ EXPORT int nixl_capi_get_xfer_telemetry(agent_t *a, request_t *r, struct nixl_ca
     out->post_duration_us = r->post_us - r->start_us;
     out->xfer_duration_us = state == REQ_DONE ? done - r->start_us : 0;
     out->total_bytes = r->total_bytes;
-    out->desc_count = r->desc_count;
+    out->desc_count = r->count; /* after merging, as NIXL counts */
     if (state == REQ_IDLE) return to_capi(NX_NOT_POSTED);
     return state == REQ_DONE ? CAPI_SUCCESS : CAPI_IN_PROG;
 }
@@ -1044,15 +1320,17 @@ EXPORT int nixl_capi_destroy_notif_map(notif_map_t *m) {
 EXPORT int nixl_capi_get_notifs(agent_t *a, notif_map_t *m, opt_args_t *opt) {
     (void)opt;
     if (!a || !m) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     return to_capi(drain_mailbox(a, m));
 }
 
 EXPORT int nixl_capi_gen_notif(agent_t *a, const char *remote_agent, const void *data, size_t len, opt_args_t *opt) {
     (void)opt;
     if (!a || !remote_agent || (!data && len)) return CAPI_INVALID_PARAM;
+    progress(a); /* every call on an agent advances its worker, as in UCX */
     apply_disconnects(a);
     if (strcmp(remote_agent, a->name) != 0 && !find_remote(a, remote_agent)) return to_capi(NX_NOT_FOUND);
-    deliver_notif(remote_agent, a->name, data, len);
+    outbox_push(a, remote_agent, data, len); /* leaves at the sender's next progress, as in UCX */
     return CAPI_SUCCESS;
 }
 
@@ -1150,6 +1428,9 @@ EXPORT void kvreuse_emu_reset(void) {
     atomic_store(&g_notifs_dropped, 0);
     read_environment();
 }
+
+/* The lane a request was given (LANE_* codes); io.kvreuse.transfer reports it in its telemetry. */
+EXPORT int kvreuse_emu_xfer_lane(const request_t *r) { return r ? r->lane : -1; }
 
 EXPORT int64_t kvreuse_emu_bytes_copied(void) { return atomic_load(&g_bytes_copied); }
 EXPORT int64_t kvreuse_emu_transfers_completed(void) { return atomic_load(&g_transfers_done); }

@@ -56,9 +56,13 @@ final class AgentContext {
         return new AgentContext(capi, name, thread, options, agent);
     }
 
-    /** No progress or listen thread: the engine polls, and metadata travels over our side channel. */
+    /**
+     * NIXL's progress thread as configured (on by default: a passive target or an idle sender needs
+     * its worker advanced by someone), no listen thread: metadata travels over our side channel.
+     */
     private static MemorySegment config(Arena arena, TransferOptions options) {
         MemorySegment config = arena.allocate(NixlCapi.AGENT_CONFIG);
+        config.set(JAVA_BOOLEAN, offset("enable_prog_thread"), options.progressThread());
         config.set(JAVA_INT, offset("listen_port"), NIXL_DEFAULT_PORT);
         config.set(JAVA_LONG, offset("lthr_delay_us"), LISTEN_THREAD_DELAY_US);
         config.set(JAVA_BOOLEAN, offset("capture_telemetry"), options.captureTelemetry());

@@ -57,6 +57,15 @@ final class AgentThread implements AutoCloseable {
         });
     }
 
+    /** Queues background work to run as soon as the thread is free; silently dropped once closed. */
+    void execute(Runnable task) {
+        try {
+            executor.execute(task);
+        } catch (RejectedExecutionException e) {
+            // closing: the agent's close() releases whatever the task would have handled
+        }
+    }
+
     /** Schedules background work such as progress polling; silently dropped once closed. */
     void schedule(Runnable task, Duration delay) {
         try {

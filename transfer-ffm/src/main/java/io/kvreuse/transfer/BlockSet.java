@@ -3,9 +3,10 @@ package io.kvreuse.transfer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A descriptor list prepared once with NIXL ({@code prep_xfer_dlist}): one descriptor per block of
- * a region, local or on a peer. Transfers name blocks by index, so building the list (one downcall
- * per descriptor) happens once per region and peer, never per request.
+ * A descriptor list prepared once with NIXL ({@code prep_xfer_dlist}) for a region cut into blocks,
+ * local or on a peer: spans of 1, 2, 4 … blocks at every start (see {@link BlockGeometry}), so a
+ * request names each slot run with a handful of indices however long it is. Building the list (one
+ * downcall per descriptor) happens once per region and peer, never per request.
  */
 public final class BlockSet implements AutoCloseable {
 
@@ -57,6 +58,10 @@ public final class BlockSet implements AutoCloseable {
     @Nullable
     PeerConnection peer() {
         return peer;
+    }
+
+    BlockGeometry geometry() {
+        return geometry;
     }
 
     NativeHandle handle() {

@@ -24,11 +24,15 @@ final class Descriptors {
         return list;
     }
 
-    /** One descriptor per block of {@code bytesPerBlock}, block i at {@code base + i * bytesPerBlock}. */
+    /** The span descriptors of {@link BlockGeometry}, level by level, in {@code spanIndex} order. */
     static MemorySegment blockList(NixlCapi capi, Arena temp, BlockGeometry geometry) {
         MemorySegment list = emptyList(capi, temp, geometry.kind());
-        for (int block = 0; block < geometry.blockCount(); block++) {
-            add(capi, list, geometry.blockAddress(block), geometry.bytesPerBlock(), geometry.devId());
+        for (int level = 0; level < geometry.levels(); level++) {
+            int span = 1 << level;
+            long length = span * geometry.bytesPerBlock();
+            for (int block = 0; block + span <= geometry.blockCount(); block++) {
+                add(capi, list, geometry.blockAddress(block), length, geometry.devId());
+            }
         }
         return list;
     }

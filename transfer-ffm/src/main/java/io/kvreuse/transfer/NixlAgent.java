@@ -12,6 +12,10 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
@@ -25,12 +29,19 @@ import org.jspecify.annotations.Nullable;
  */
 public final class NixlAgent implements AutoCloseable {
 
+    /** The GPU ordinal of a host-memory agent. */
+    static final int NO_GPU = -1;
+
     private static final Duration CLOSE_GRACE = Duration.ofSeconds(5);
+
+    /** Names of this process's open agents: a peer among them is in-process (no fast GPU lane to it). */
+    private static final Set<String> IN_PROCESS = ConcurrentHashMap.newKeySet();
 
     private final AgentContext ctx;
     private final Transfers transfers;
     private final Notifications notifications;
     private final Consumer<NixlAgent> onClose;
+    private final int gpuOrdinal;
     // agent thread only
     private final List<RegisteredRegion> regions = new ArrayList<>();
     private final Map<LocalKey, BlockSet> localBlockSets = new HashMap<>();
@@ -40,22 +51,32 @@ public final class NixlAgent implements AutoCloseable {
 
     private record LocalKey(RegisteredRegion region, long bytesPerBlock) {}
 
-    private NixlAgent(AgentContext ctx, Consumer<NixlAgent> onClose) {
+    private NixlAgent(AgentContext ctx, int gpuOrdinal, Consumer<NixlAgent> onClose) {
         this.ctx = ctx;
+        this.gpuOrdinal = gpuOrdinal;
         this.transfers = new Transfers(ctx);
         this.notifications = new Notifications(ctx);
         this.onClose = onClose;
     }
 
-    static NixlAgent create(NixlCapi capi, String name, TransferOptions options, Consumer<NixlAgent> onClose) {
+    static NixlAgent create(
+            NixlCapi capi,
+            String name,
+            TransferOptions options,
+            int gpuOrdinal,
+            Runnable onAgentThread,
+            Consumer<NixlAgent> onClose) {
         if (name.isEmpty()) {
             throw new IllegalArgumentException("NIXL agent names must not be empty");
         }
         AgentThread thread = new AgentThread(name);
         try {
-            AgentContext ctx =
-                    thread.call("create_configured_agent", () -> AgentContext.create(capi, name, thread, options));
-            return new NixlAgent(ctx, onClose);
+            AgentContext ctx = thread.call("create_configured_agent", () -> {
+                onAgentThread.run();
+                return AgentContext.create(capi, name, thread, options);
+            });
+            IN_PROCESS.add(name);
+            return new NixlAgent(ctx, gpuOrdinal, onClose);
         } catch (RuntimeException e) {
             thread.close();
             throw e;
@@ -70,18 +91,45 @@ public final class NixlAgent implements AutoCloseable {
         return open;
     }
 
+    /** The GPU this agent was created for, or empty for a host-memory agent. */
+    public OptionalInt gpuOrdinal() {
+        return gpuOrdinal == NO_GPU ? OptionalInt.empty() : OptionalInt.of(gpuOrdinal);
+    }
+
+    /**
+     * Runs {@code task} on this agent's own thread and returns its result: for work that must happen
+     * on the thread that registers and moves the memory, such as opening a CUDA IPC handle with the
+     * agent's device current. Keep it short: the agent's transfers wait meanwhile.
+     */
+    public <T> T callOnAgentThread(String what, Callable<T> task) {
+        return ctx.thread.call(what, task);
+    }
+
     /** Registers memory by address, e.g. a CUDA allocation on device {@code devId}. */
     public RegisteredRegion register(MemoryKind kind, long address, long length, long devId) {
-        return ctx.thread.call("register_mem", () -> registerHere(kind, address, length, devId, null));
+        return ctx.thread.call("register_mem", () -> registerHere(kind, address, length, devId, null, false));
+    }
+
+    /**
+     * Registers memory another process exported and this one imported, e.g. a CUDA IPC mapping. UCX
+     * cannot re-export such a region: it is fast only as this agent's local side or in its loopback,
+     * so while one is registered {@link #localMetadata()} refuses to offer it to peers.
+     */
+    public RegisteredRegion registerImported(MemoryKind kind, long address, long length, long devId) {
+        return ctx.thread.call("register_mem", () -> registerHere(kind, address, length, devId, null, true));
     }
 
     /** Registers a whole shared-memory region; it cannot be closed until deregistered. */
     public RegisteredRegion register(SharedMemoryRegion region, MemoryKind kind, long devId) {
         return ctx.thread.call(
-                "register_mem", () -> registerHere(kind, region.address(), region.size(), devId, region));
+                "register_mem", () -> registerHere(kind, region.address(), region.size(), devId, region, false));
     }
 
-    /** This agent's NIXL metadata blob, to hand to peers over the side channel. */
+    /**
+     * This agent's NIXL metadata blob, to hand to peers over the side channel.
+     *
+     * @throws IllegalStateException while imported regions are registered (see {@link #registerImported})
+     */
     public byte[] localMetadata() {
         return ctx.thread.call("get_local_md", this::localMetadataHere);
     }
@@ -169,6 +217,7 @@ public final class NixlAgent implements AutoCloseable {
             // a concurrent close won the race
         } finally {
             ctx.thread.close();
+            IN_PROCESS.remove(ctx.name);
             onClose.accept(this);
         }
     }
@@ -182,12 +231,25 @@ public final class NixlAgent implements AutoCloseable {
         return ctx;
     }
 
+    static boolean inProcess(String agentName) {
+        return IN_PROCESS.contains(agentName);
+    }
+
     private RegisteredRegion registerHere(
-            MemoryKind kind, long address, long length, long devId, @Nullable SharedMemoryRegion shared) {
+            MemoryKind kind,
+            long address,
+            long length,
+            long devId,
+            @Nullable SharedMemoryRegion shared,
+            boolean imported) {
         if (address == 0 || length <= 0) {
             throw new IllegalArgumentException("a registration needs an address and a positive length");
         }
-        RegisteredRegion region = new RegisteredRegion(this, kind, address, length, devId, shared);
+        if (kind == MemoryKind.VRAM && gpuOrdinal == NO_GPU) {
+            throw new IllegalStateException(ctx.describe() + " is a host-memory agent: register GPU memory with"
+                    + " the agent of its GPU (TransferEngine.createAgent(name, gpuOrdinal, onAgentThread))");
+        }
+        RegisteredRegion region = new RegisteredRegion(this, kind, address, length, devId, shared, imported);
         try (Arena temp = Arena.ofConfined()) {
             MemorySegment list = Descriptors.regList(ctx.capi, temp, kind, address, length, devId);
             try {
@@ -234,6 +296,15 @@ public final class NixlAgent implements AutoCloseable {
     }
 
     private byte[] localMetadataHere() {
+        if (regions.stream().anyMatch(RegisteredRegion::isImported)) {
+            throw new IllegalStateException(ctx.describe() + " holds imported regions: its metadata would offer them"
+                    + " to peers as a remote side, where UCX falls back to emulation; take the metadata before"
+                    + " importing, and initiate every transfer of imported memory from this agent");
+        }
+        return rawLocalMetadata();
+    }
+
+    private byte[] rawLocalMetadata() {
         try (Arena temp = Arena.ofConfined()) {
             MemorySegment data = temp.allocate(ADDRESS);
             MemorySegment length = temp.allocate(JAVA_LONG);
@@ -276,7 +347,7 @@ public final class NixlAgent implements AutoCloseable {
     /** Loading one's own blob is INVALID_PARAM, which older builds report as -2: recognise it here. */
     private NixlException loadFailure(int code, byte[] blob) {
         NixlException failure = NixlStatus.exception(code, "load_remote_md", ctx.describe());
-        if (failure instanceof NixlBackendException && Arrays.equals(blob, localMetadataHere())) {
+        if (failure instanceof NixlBackendException && Arrays.equals(blob, rawLocalMetadata())) {
             return new NixlInvalidParameterException(
                     failure.operation(), failure.handle(), code, "this is the agent's own metadata: use loopback()");
         }

@@ -12,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Raw downcalls to one loaded NIXL C library. The method handles are address-less and live in
@@ -88,10 +89,17 @@ final class NixlCapi {
     private static final MethodHandle NOTIF_MAP_GET_NOTIFS_SIZE = link(NixlFunction.NOTIF_MAP_GET_NOTIFS_SIZE);
     private static final MethodHandle NOTIF_MAP_GET_NOTIF = link(NixlFunction.NOTIF_MAP_GET_NOTIF);
 
+    /** The emulator's report of the lane a request took; real NIXL libraries do not have it. */
+    private static final MethodHandle EMULATOR_XFER_LANE =
+            LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS));
+
+    private static final String EMULATOR_LANE_SYMBOL = "kvreuse_emu_xfer_lane";
+
     /** Kept for the library's lifetime; its symbols are resolved once into {@link #symbols}. */
     private final SymbolLookup lookup;
 
     private final MemorySegment[] symbols;
+    private final @Nullable MemorySegment laneSymbol;
 
     /** The caller has checked that every {@link NixlFunction} resolves in {@code lookup}. */
     NixlCapi(SymbolLookup lookup) {
@@ -100,6 +108,19 @@ final class NixlCapi {
         this.symbols = new MemorySegment[functions.length];
         for (NixlFunction function : functions) {
             symbols[function.ordinal()] = this.lookup.findOrThrow(function.symbol());
+        }
+        this.laneSymbol = lookup.find(EMULATOR_LANE_SYMBOL).orElse(null);
+    }
+
+    /** The lane code the library reports for a posted request, or -1 when it reports none (real NIXL). */
+    int reportedLane(MemorySegment request) {
+        if (laneSymbol == null) {
+            return -1;
+        }
+        try {
+            return (int) EMULATOR_XFER_LANE.invokeExact(laneSymbol, request);
+        } catch (Throwable t) {
+            throw new IllegalStateException("downcall " + EMULATOR_LANE_SYMBOL + " failed", t);
         }
     }
 

@@ -14,6 +14,7 @@ public final class RegisteredRegion implements AutoCloseable {
     private final long length;
     private final long devId;
     private final @Nullable SharedMemoryRegion shared;
+    private final boolean imported;
     private volatile boolean registered = true;
 
     RegisteredRegion(
@@ -22,8 +23,10 @@ public final class RegisteredRegion implements AutoCloseable {
             long address,
             long length,
             long devId,
-            @Nullable SharedMemoryRegion shared) {
+            @Nullable SharedMemoryRegion shared,
+            boolean imported) {
         this.agent = agent;
+        this.imported = imported;
         this.kind = kind;
         this.address = address;
         this.length = length;
@@ -49,6 +52,11 @@ public final class RegisteredRegion implements AutoCloseable {
 
     public boolean isRegistered() {
         return registered;
+    }
+
+    /** True for memory another process allocated and this one imported (CUDA IPC): local side or loopback only. */
+    public boolean isImported() {
+        return imported;
     }
 
     /** Describes this region to a peer, which needs it to address blocks here (NIXL's blob is opaque). */

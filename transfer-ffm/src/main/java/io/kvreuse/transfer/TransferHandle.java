@@ -20,6 +20,7 @@ public final class TransferHandle implements AutoCloseable {
     private final @Nullable PeerConnection peer;
     private final long totalBytes;
     private final long descriptors;
+    private final TransferLane predictedLane;
     private final CompletableFuture<TransferTelemetry> completion = new CompletableFuture<>();
     private volatile TransferState state = TransferState.IN_PROGRESS;
     // agent thread only
@@ -34,13 +35,15 @@ public final class TransferHandle implements AutoCloseable {
             NativeHandle request,
             @Nullable PeerConnection peer,
             long totalBytes,
-            long descriptors) {
+            long descriptors,
+            TransferLane predictedLane) {
         this.owner = owner;
         this.description = description;
         this.request = request;
         this.peer = peer;
         this.totalBytes = totalBytes;
         this.descriptors = descriptors;
+        this.predictedLane = predictedLane;
     }
 
     public TransferState state() {
@@ -122,8 +125,13 @@ public final class TransferHandle implements AutoCloseable {
         return totalBytes;
     }
 
+    /** Descriptors after merging the runs contiguous on both sides. */
     long descriptors() {
         return descriptors;
+    }
+
+    TransferLane predictedLane() {
+        return predictedLane;
     }
 
     void posted(long postedAt, long postDuration) {

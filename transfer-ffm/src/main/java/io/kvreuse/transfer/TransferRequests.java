@@ -1,9 +1,14 @@
 package io.kvreuse.transfer;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+
 /**
  * Checks a request against what Java already knows before any native call, so caller mistakes get
  * the same exception whichever NIXL error convention the library follows, and turns slot runs into
- * NIXL's descriptor index arrays.
+ * NIXL's descriptor index arrays (spans of {@link BlockGeometry}).
  */
 final class TransferRequests {
 
@@ -34,19 +39,55 @@ final class TransferRequests {
         }
     }
 
-    /** Local and remote descriptor indices, pairwise. */
-    static int[][] indices(TransferRequest request) {
-        int total = request.blockCount();
-        int[] local = new int[total];
-        int[] remote = new int[total];
-        int next = 0;
-        for (SlotRun run : request.runs()) {
-            for (int i = 0; i < run.blockCount(); i++, next++) {
-                local[next] = run.localBlock() + i;
-                remote[next] = run.remoteBlock() + i;
+    /** Descriptors the request names: one span per set bit of each run's length. */
+    static int pieces(List<SlotRun> runs) {
+        int pieces = 0;
+        for (SlotRun run : runs) {
+            pieces += Integer.bitCount(run.blockCount());
+        }
+        return pieces;
+    }
+
+    /**
+     * Writes the pairwise local and remote span indices of {@code runs} into the two native int
+     * arrays: each run is cut into spans of decreasing powers of two, the same cut on both sides.
+     */
+    static void fillIndices(
+            List<SlotRun> runs,
+            BlockGeometry local,
+            BlockGeometry remote,
+            MemorySegment localOut,
+            MemorySegment remoteOut) {
+        long next = 0;
+        for (SlotRun run : runs) {
+            int localBlock = run.localBlock();
+            int remoteBlock = run.remoteBlock();
+            int left = run.blockCount();
+            while (left != 0) {
+                int level = 31 - Integer.numberOfLeadingZeros(left);
+                localOut.setAtIndex(JAVA_INT, next, local.spanIndex(level, localBlock));
+                remoteOut.setAtIndex(JAVA_INT, next, remote.spanIndex(level, remoteBlock));
+                next++;
+                localBlock += 1 << level;
+                remoteBlock += 1 << level;
+                left -= 1 << level;
             }
         }
-        return new int[][] {local, remote};
+    }
+
+    /** Descriptors once runs contiguous on both sides are merged, as NIXL merges them. */
+    static int mergedRuns(List<SlotRun> runs) {
+        int merged = 1;
+        for (int i = 1; i < runs.size(); i++) {
+            SlotRun previous = runs.get(i - 1);
+            SlotRun run = runs.get(i);
+            boolean continues = previous.localBlock() + previous.blockCount() == run.localBlock()
+                    && previous.remoteBlock() + previous.blockCount() == run.remoteBlock();
+            if (!continues) {
+                merged++;
+            }
+        }
+        return merged;
     }
 
     private static NixlInvalidParameterException invalid(AgentContext ctx, String why) {

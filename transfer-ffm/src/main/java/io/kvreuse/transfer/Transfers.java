@@ -2,7 +2,6 @@ package io.kvreuse.transfer;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
@@ -20,19 +19,20 @@ import org.jspecify.annotations.Nullable;
 /**
  * Creates, posts, polls, cancels and releases one agent's transfer requests. Everything here runs on
  * the agent thread; in-flight requests are polled by a self-rescheduling progress task, because in
- * UCX a transfer's notification is sent only when the initiator polls it to completion.
+ * UCX a transfer's notification is sent only when the initiator polls it to completion. A transfer
+ * younger than the spin window is polled back to back (other tasks of the agent still run between
+ * polls); older ones every progress interval, with no back-off: a late poll is lost bandwidth.
  */
 final class Transfers {
-
-    /** Polls back off up to this multiple of the progress interval while nothing completes. */
-    private static final int MAX_BACKOFF = 16;
 
     private final AgentContext ctx;
     private final List<TransferHandle> active = new ArrayList<>();
     private final Set<TransferHandle> open = new LinkedHashSet<>();
     private boolean progressScheduled;
-    private long pollDelayNanos;
     private long sequence;
+    // reused index arrays for make_xfer_req, which copies them
+    private MemorySegment localIndices = MemorySegment.NULL;
+    private MemorySegment remoteIndices = MemorySegment.NULL;
 
     Transfers(AgentContext ctx) {
         this.ctx = ctx;
@@ -45,8 +45,17 @@ final class Transfers {
         String description = describe(request.op(), peer);
         NativeHandle handle =
                 NativeHandle.create(description, (arena, out) -> make(request, out, description), this::destroy);
-        TransferHandle transfer =
-                new TransferHandle(this, description, handle, peer, request.totalBytes(), request.blockCount());
+        TransferHandle transfer = new TransferHandle(
+                this,
+                description,
+                handle,
+                peer,
+                request.totalBytes(),
+                TransferRequests.mergedRuns(request.runs()),
+                lane(
+                        request.local().geometry().kind(),
+                        request.remote().geometry().kind(),
+                        peer));
         return post(transfer, request.notification());
     }
 
@@ -78,27 +87,50 @@ final class Transfers {
                 },
                 this::destroy);
         int blocks = runs.stream().mapToInt(SlotRun::blockCount).sum();
-        TransferHandle transfer =
-                new TransferHandle(this, description, handle, peer, blocks * local.bytesPerBlock(), runs.size());
+        TransferHandle transfer = new TransferHandle(
+                this,
+                description,
+                handle,
+                peer,
+                blocks * local.bytesPerBlock(),
+                TransferRequests.mergedRuns(runs),
+                lane(local.kind(), remote.kind(), peer));
         return post(transfer, null);
     }
 
     private void make(TransferRequest request, MemorySegment out, String description) {
-        int[][] indices = TransferRequests.indices(request);
-        try (Arena temp = Arena.ofConfined()) {
-            int code = ctx.capi.makeXferReq(
-                    ctx.agent("make_xfer_req"),
-                    request.op().code(),
-                    request.local().handle().pointer("make_xfer_req"),
-                    temp.allocateFrom(JAVA_INT, indices[0]),
-                    indices[0].length,
-                    request.remote().handle().pointer("make_xfer_req"),
-                    temp.allocateFrom(JAVA_INT, indices[1]),
-                    indices[1].length,
-                    out,
-                    MemorySegment.NULL);
-            checkPeer(code, "make_xfer_req", description, request.remote().peer(), null);
+        int pieces = TransferRequests.pieces(request.runs());
+        ensureIndexCapacity(pieces);
+        TransferRequests.fillIndices(
+                request.runs(), request.local().geometry(), request.remote().geometry(), localIndices, remoteIndices);
+        int code = ctx.capi.makeXferReq(
+                ctx.agent("make_xfer_req"),
+                request.op().code(),
+                request.local().handle().pointer("make_xfer_req"),
+                localIndices,
+                pieces,
+                request.remote().handle().pointer("make_xfer_req"),
+                remoteIndices,
+                pieces,
+                out,
+                MemorySegment.NULL);
+        checkPeer(code, "make_xfer_req", description, request.remote().peer(), null);
+    }
+
+    private void ensureIndexCapacity(int pieces) {
+        long bytes = (long) pieces * Integer.BYTES;
+        if (localIndices.byteSize() < bytes) {
+            long capacity = Math.max(bytes, 2 * localIndices.byteSize());
+            localIndices = Arena.ofAuto().allocate(capacity, Integer.BYTES);
+            remoteIndices = Arena.ofAuto().allocate(capacity, Integer.BYTES);
         }
+    }
+
+    private TransferLane lane(MemoryKind local, MemoryKind remote, @Nullable PeerConnection peer) {
+        boolean gpu = local == MemoryKind.VRAM || remote == MemoryKind.VRAM;
+        boolean loopback = peer != null && peer.isLoopback();
+        boolean inProcess = peer != null && NixlAgent.inProcess(peer.remoteAgent());
+        return TransferLane.predict(gpu, loopback, inProcess, ctx.options.ucxErrorMode());
     }
 
     private TransferHandle post(TransferHandle transfer, byte @Nullable [] notification) {
@@ -125,8 +157,7 @@ final class Transfers {
             complete(transfer);
         } else {
             active.add(transfer);
-            pollDelayNanos = ctx.options.progressInterval().toNanos();
-            scheduleProgress();
+            scheduleProgress(true);
         }
         return transfer;
     }
@@ -147,10 +178,14 @@ final class Transfers {
         return options;
     }
 
-    private void scheduleProgress() {
+    private void scheduleProgress(boolean now) {
         if (!progressScheduled) {
             progressScheduled = true;
-            ctx.thread.schedule(this::progress, Duration.ofNanos(pollDelayNanos));
+            if (now) {
+                ctx.thread.execute(this::progress);
+            } else {
+                ctx.thread.schedule(this::progress, ctx.options.progressInterval());
+            }
         }
     }
 
@@ -159,19 +194,19 @@ final class Transfers {
         if (ctx.isClosed()) {
             return;
         }
-        boolean finished = false;
+        long spinSince = System.nanoTime() - ctx.options.spinWindow().toNanos();
+        boolean spin = false;
         Iterator<TransferHandle> it = active.iterator();
         while (it.hasNext()) {
-            if (poll(it.next())) {
+            TransferHandle transfer = it.next();
+            if (poll(transfer)) {
                 it.remove();
-                finished = true;
+            } else if (transfer.postedAtNanos() - spinSince > 0) {
+                spin = true;
             }
         }
-        // Large copies take milliseconds: back off so polling does not steal the copier's core.
-        long base = ctx.options.progressInterval().toNanos();
-        pollDelayNanos = finished ? base : Math.min(pollDelayNanos * 2, base * MAX_BACKOFF);
         if (!active.isEmpty()) {
-            scheduleProgress();
+            scheduleProgress(spin);
         }
     }
 
@@ -199,6 +234,7 @@ final class Transfers {
     }
 
     private TransferTelemetry telemetry(TransferHandle transfer) {
+        TransferLane lane = reportedLane(transfer);
         if (ctx.options.captureTelemetry()) {
             MemorySegment out = transfer.request().arena().allocate(NixlCapi.TELEMETRY);
             int code = ctx.capi.getXferTelemetry(
@@ -209,7 +245,8 @@ final class Transfers {
                         field(out, "desc_count"),
                         Duration.ofNanos(field(out, "post_duration_us") * 1000),
                         Duration.ofNanos(field(out, "xfer_duration_us") * 1000),
-                        true);
+                        true,
+                        lane);
             }
         }
         return new TransferTelemetry(
@@ -217,7 +254,14 @@ final class Transfers {
                 transfer.descriptors(),
                 Duration.ofNanos(transfer.postNanos()),
                 Duration.ofNanos(System.nanoTime() - transfer.postedAtNanos()),
-                false);
+                false,
+                lane);
+    }
+
+    /** The library's own account of the lane (the emulator gives one), else UCX's rule for it. */
+    private TransferLane reportedLane(TransferHandle transfer) {
+        int code = ctx.capi.reportedLane(transfer.request().pointer("kvreuse_emu_xfer_lane"));
+        return code < 0 ? transfer.predictedLane() : TransferLane.ofCode(code);
     }
 
     private static long field(MemorySegment telemetry, String name) {

@@ -44,14 +44,16 @@ class CudaIpcTests {
             byte[] pattern = TestMemory.pattern(7, 0, 4 * BLOCK);
             gpu.write(0, pattern);
             CudaIpc.Mapping mapping = CudaIpc.open(FAKE).importHandle(0, handle(SharedMemoryRegion.pathFor(name)));
-            try (TransferEngine engine = TransferEngine.open(TransferOptions.of(NixlEmulator.library()));
-                    NixlAgent agent = engine.createAgent("cudaipc-" + UUID.randomUUID())) {
-                RegisteredRegion vram = agent.register(MemoryKind.VRAM, mapping.address(), 4L * BLOCK, 0);
+            try (TransferEngine engine = TransferEngine.open(TransferOptions.forNodeAgent(NixlEmulator.library()));
+                    NixlAgent agent = engine.createAgent("cudaipc-" + UUID.randomUUID(), 0, () -> {})) {
+                RegisteredRegion vram = agent.registerImported(MemoryKind.VRAM, mapping.address(), 4L * BLOCK, 0);
                 RegisteredRegion dram = agent.register(host, MemoryKind.DRAM, 0);
                 BlockSet local = agent.localBlocks(vram, BLOCK);
                 BlockSet remote = agent.loopback().blocks(dram.asRemote(), BLOCK);
-                agent.submit(TransferRequest.write(local, remote, List.of(new SlotRun(0, 0, 4))))
+                TransferTelemetry telemetry = agent.submit(
+                                TransferRequest.write(local, remote, List.of(new SlotRun(0, 0, 4))))
                         .await(Duration.ofSeconds(10));
+                assertThat(telemetry.lane()).isEqualTo(TransferLane.CUDA_COPY);
                 assertThat(host.read(0, 4 * BLOCK)).isEqualTo(pattern);
             } finally {
                 mapping.close();
