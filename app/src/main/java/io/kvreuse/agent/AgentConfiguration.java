@@ -4,16 +4,17 @@ import io.kvreuse.config.KvReuseHome;
 import io.kvreuse.transfer.NativeAvailability;
 import io.kvreuse.transfer.TransferEngine;
 import io.kvreuse.transfer.TransferOptions;
+import io.kvreuse.transfer.cuda.CudaIpc;
 import io.kvreuse.transfer.emulator.EmulatorControl;
 import io.kvreuse.transfer.emulator.NixlEmulator;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.IntConsumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -35,8 +36,18 @@ class AgentConfiguration {
     @Bean
     GpuAgents gpuAgents(AgentProperties props, MeterRegistry registry) {
         Path library = props.nixlLibrary() == null ? NixlEmulator.library() : props.nixlLibrary();
-        TransferOptions options =
-                new TransferOptions(library, props.backend(), java.util.Map.of(), true, Duration.ofNanos(20_000));
+        // loopback copies between imported regions: UCX's error mode none, so GPU copies get cuda_copy
+        TransferOptions options = TransferOptions.forNodeAgent(library);
+        if (!props.backend().equals(options.backend())) {
+            options = new TransferOptions(
+                    library,
+                    props.backend(),
+                    options.backendParams(),
+                    options.captureTelemetry(),
+                    options.progressInterval(),
+                    options.progressThread(),
+                    options.spinWindow());
+        }
         NativeAvailability availability = NativeAvailability.check(options);
         if (!availability.available()) {
             throw new IllegalStateException("NIXL is unavailable at " + library + ": " + availability.reason());
@@ -46,7 +57,18 @@ class AgentConfiguration {
         } else if (props.emulator().stallTransfers()) {
             log.warn("kvreuse.agent.emulator.* is ignored: the agent runs on " + library + ", not the emulator");
         }
-        return new GpuAgents(TransferEngine.open(options), props.hostId(), props.gpus());
+        IntConsumer onAgentThread = props.nixlLibrary() == null ? ordinal -> {} : deviceSetup();
+        return new GpuAgents(TransferEngine.open(options), props.hostId(), props.gpus(), onAgentThread);
+    }
+
+    /** {@code cudaSetDevice} on each agent's own thread when this host has a CUDA runtime. */
+    private static IntConsumer deviceSetup() {
+        Path runtime = CudaIpcImporter.defaultRuntime();
+        if (runtime == null || CudaIpc.unavailableReason(runtime) != null) {
+            return ordinal -> {};
+        }
+        CudaIpc cuda = CudaIpc.open(runtime);
+        return cuda::setDevice;
     }
 
     private static void emulator(AgentProperties props, MeterRegistry registry) {
@@ -65,8 +87,8 @@ class AgentConfiguration {
     }
 
     @Bean
-    RegionImports regionImports() {
-        List<RegionImporter> importers = List.of(new SharedMemoryImporter(), new CudaIpcImporter());
+    RegionImports regionImports(GpuAgents gpus) {
+        List<RegionImporter> importers = List.of(new SharedMemoryImporter(), new CudaIpcImporter(gpus));
         for (RegionImporter importer : importers) {
             if (!importer.unavailableReason().isEmpty()) {
                 log.info(importer.scheme() + ":// regions cannot be imported here: " + importer.unavailableReason());

@@ -1,5 +1,6 @@
 package io.kvreuse.agent;
 
+import io.kvreuse.transfer.HandleClosedException;
 import io.kvreuse.transfer.MemoryKind;
 import io.kvreuse.transfer.NixlAgent;
 import io.kvreuse.transfer.RegisteredRegion;
@@ -32,18 +33,24 @@ final class CudaIpcImporter implements RegionImporter {
 
     private final @Nullable Path runtime;
     private final String reason;
+    private final GpuThreads threads;
 
-    CudaIpcImporter() {
-        this(searchPath());
+    CudaIpcImporter(GpuThreads threads) {
+        this(defaultRuntime(), searchPath(), threads);
     }
 
     CudaIpcImporter(List<Path> searchPath) {
-        this(findRuntime(searchPath).stream().findFirst().orElse(null), searchPath);
+        this(findRuntime(searchPath).stream().findFirst().orElse(null), searchPath, GpuThreads.CALLER);
     }
 
     /** With an explicit runtime library (tests use a stand-in built from C). */
     CudaIpcImporter(@Nullable Path runtime, List<Path> searchedFor) {
+        this(runtime, searchedFor, GpuThreads.CALLER);
+    }
+
+    CudaIpcImporter(@Nullable Path runtime, List<Path> searchedFor, GpuThreads threads) {
         this.runtime = runtime;
+        this.threads = threads;
         if (runtime == null) {
             this.reason = "libcudart.so not found in " + searchedFor
                     + ": install the CUDA runtime or add its directory to LD_LIBRARY_PATH";
@@ -69,8 +76,11 @@ final class CudaIpcImporter implements RegionImporter {
             throw new PartRefusedException("cannot import " + SCHEME + " region: " + reason);
         }
         Ref ref = Ref.parse(regionRef);
+        CudaIpc ipc = CudaIpc.open(runtime);
         try {
-            return new Imported(regionRef, ref.size(), CudaIpc.open(runtime).importHandle(ref.device(), ref.handle()));
+            CudaIpc.Mapping mapping = threads.call(
+                    ref.device(), "cudaIpcOpenMemHandle", () -> ipc.importHandle(ref.device(), ref.handle()));
+            return new Imported(regionRef, ref.size(), mapping, threads);
         } catch (CudaException e) {
             throw new PartRefusedException(
                     "cannot import " + regionRef.substring(0, regionRef.indexOf('/', 11) + 1) + "…: " + e.getMessage());
@@ -104,7 +114,8 @@ final class CudaIpcImporter implements RegionImporter {
         }
     }
 
-    private record Imported(String regionRef, long size, CudaIpc.Mapping mapping) implements ImportedRegion {
+    private record Imported(String regionRef, long size, CudaIpc.Mapping mapping, GpuThreads threads)
+            implements ImportedRegion {
 
         @Override
         public MemoryKind kind() {
@@ -117,15 +128,28 @@ final class CudaIpcImporter implements RegionImporter {
             return true;
         }
 
+        /** Imported memory: the agent may use it as its local side or in its loopback only. */
         @Override
         public RegisteredRegion register(NixlAgent agent, long devId) {
-            return agent.register(MemoryKind.VRAM, mapping.address(), size, devId);
+            return agent.registerImported(MemoryKind.VRAM, mapping.address(), size, devId);
         }
 
         @Override
         public void close() {
-            mapping.close();
+            try {
+                threads.call(mapping.device(), "cudaIpcCloseMemHandle", () -> {
+                    mapping.close();
+                    return null;
+                });
+            } catch (HandleClosedException agentGone) {
+                mapping.close(); // shutting down: the agent thread is gone, close from here
+            }
         }
+    }
+
+    /** The CUDA runtime on this host's library path, or null without one. */
+    static @Nullable Path defaultRuntime() {
+        return findRuntime(searchPath()).stream().findFirst().orElse(null);
     }
 
     static List<Path> findRuntime(List<Path> dirs) {

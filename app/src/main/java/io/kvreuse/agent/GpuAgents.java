@@ -9,34 +9,49 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.function.IntConsumer;
 
 /**
  * One NIXL agent per GPU of this host, named {@code kvreuse@<host>/gpu<ordinal>} so hints can name
- * both ends without asking us. Created at boot (a native failure stops the agent there, not inside
- * an order) and closed with the engine.
+ * both ends without asking us. Each agent's thread first makes its GPU the current device ({@code
+ * onAgentThread}, e.g. {@code cudaSetDevice}), before NIXL creates the agent and before any
+ * registration or transfer on it. Created at boot (a native failure stops the agent there, not
+ * inside an order) and closed with the engine. Their metadata is taken at boot, before any engine
+ * region is imported: the agent initiates every transfer and offers no imported memory to peers.
  */
-final class GpuAgents implements AutoCloseable {
+final class GpuAgents implements GpuThreads, AutoCloseable {
 
     private final String hostId;
     private final List<AgentProperties.Gpu> gpus;
     private final Map<Integer, NixlAgent> byOrdinal = new TreeMap<>();
+    private final Map<Integer, String> metadata = new TreeMap<>();
     private final TransferEngine engine;
 
-    GpuAgents(TransferEngine engine, String hostId, List<AgentProperties.Gpu> gpus) {
+    GpuAgents(TransferEngine engine, String hostId, List<AgentProperties.Gpu> gpus, IntConsumer onAgentThread) {
         this.engine = engine;
         this.hostId = hostId;
         this.gpus = List.copyOf(gpus);
         try {
             for (AgentProperties.Gpu gpu : gpus) {
-                if (byOrdinal.containsKey(gpu.ordinal())) {
-                    throw new IllegalArgumentException("kvreuse.agent.gpus lists ordinal " + gpu.ordinal() + " twice");
+                int ordinal = gpu.ordinal();
+                if (byOrdinal.containsKey(ordinal)) {
+                    throw new IllegalArgumentException("kvreuse.agent.gpus lists ordinal " + ordinal + " twice");
                 }
-                byOrdinal.put(gpu.ordinal(), engine.createAgent(NixlAgentNames.of(hostId, gpu.ordinal())));
+                NixlAgent agent = engine.createAgent(
+                        NixlAgentNames.of(hostId, ordinal), ordinal, () -> onAgentThread.accept(ordinal));
+                byOrdinal.put(ordinal, agent);
+                metadata.put(ordinal, Base64.getEncoder().encodeToString(agent.localMetadata()));
             }
         } catch (RuntimeException e) {
             engine.close();
             throw e;
         }
+    }
+
+    @Override
+    public <T> T call(int gpuOrdinal, String what, Callable<T> task) {
+        return agent(gpuOrdinal).callOnAgentThread(what, task);
     }
 
     /** The agent of GPU {@code ordinal}, or null when this host's agent does not manage it. */
@@ -47,6 +62,11 @@ final class GpuAgents implements AutoCloseable {
                     + " (kvreuse.agent.gpus lists " + byOrdinal.keySet() + ")");
         }
         return agent;
+    }
+
+    /** The UCX error mode the agents run in: {@code none} unless configured otherwise. */
+    String ucxErrorMode() {
+        return engine.options().ucxErrorMode();
     }
 
     boolean allOpen() {
@@ -60,8 +80,8 @@ final class GpuAgents implements AutoCloseable {
     /** The registration body: GPUs and each NIXL agent's metadata (base64, never logged). */
     AgentRegistration registration() {
         List<AgentRegistration.NixlAgent> agents = new ArrayList<>();
-        byOrdinal.forEach((ordinal, agent) -> agents.add(new AgentRegistration.NixlAgent(
-                ordinal, agent.name(), Base64.getEncoder().encodeToString(agent.localMetadata()))));
+        byOrdinal.forEach((ordinal, agent) ->
+                agents.add(new AgentRegistration.NixlAgent(ordinal, agent.name(), metadata.get(ordinal))));
         List<AgentRegistration.Gpu> gpuList = gpus.stream()
                 .map(g -> new AgentRegistration.Gpu(g.ordinal(), g.uuid()))
                 .toList();

@@ -7,6 +7,7 @@ import io.kvreuse.transfer.NixlAgent;
 import io.kvreuse.transfer.NixlException;
 import io.kvreuse.transfer.TransferException;
 import io.kvreuse.transfer.TransferHandle;
+import io.kvreuse.transfer.TransferLane;
 import io.kvreuse.transfer.TransferRequest;
 import io.kvreuse.transfer.TransferTelemetry;
 import io.kvreuse.transfer.TransferTimeoutException;
@@ -34,6 +35,7 @@ final class PartExecutor {
     private final AgentMetrics metrics;
     private final String hostId;
     private final Duration timeout;
+    private volatile boolean warnedEmulated;
 
     PartExecutor(
             GpuAgents gpus,
@@ -86,7 +88,12 @@ final class PartExecutor {
             TransferTelemetry t = handle.await(timeout);
             handle.close();
             long micros = TimeUnit.NANOSECONDS.toMicros(t.transferDuration().toNanos());
-            metrics.done(t.totalBytes(), t.transferDuration());
+            metrics.done(t.totalBytes(), t.transferDuration(), t.lane());
+            if (t.lane() == TransferLane.EMULATED && !warnedEmulated) {
+                warnedEmulated = true;
+                log.warn("GPU memory moved on UCX's emulated lane (staged through host memory, ~0.5 GB/s): run NIXL's"
+                        + " UCX backend with ucx_error_handling_mode=none and one NIXL agent per GPU per process");
+            }
             reports.report(orderId, part.rank(), PartState.DONE, t.totalBytes(), micros, null, null);
         } catch (TransferTimeoutException e) {
             reports.report(

@@ -53,6 +53,9 @@ class AgentRoleTests {
                             .map(name -> String.valueOf(context.getType(name))))
                     .noneMatch(type ->
                             type.matches("class io\\.kvreuse\\.(selection|lease|orders|bank|incarnation|store)\\..*"));
+            assertThat(context.getBean(GpuAgents.class).ucxErrorMode())
+                    .as("loopback GPU copies need UCX's error mode none to get cuda_copy")
+                    .isEqualTo("none");
             assertThat(context.getBean(GpuAgents.class).names())
                     .hasSize(2)
                     .allMatch(n -> n.startsWith("kvreuse@host-"));

@@ -38,8 +38,8 @@ class CudaIpcImporterTests {
         assertThat(importer.unavailableReason()).isEmpty();
         String name = "cu-" + UUID.randomUUID();
         try (SharedMemoryRegion gpu = SharedMemoryRegion.create(name, 1 << 16);
-                TransferEngine engine = TransferEngine.open(TransferOptions.of(NixlEmulator.library()));
-                NixlAgent agent = engine.createAgent("agent-cudaipc-" + UUID.randomUUID())) {
+                TransferEngine engine = TransferEngine.open(TransferOptions.forNodeAgent(NixlEmulator.library()));
+                NixlAgent agent = engine.createAgent("agent-cudaipc-" + UUID.randomUUID(), 0, () -> {})) {
             String ref = "cuda-ipc://0/" + handle(SharedMemoryRegion.pathFor(name)) + "?size=" + (1 << 16);
             try (ImportedRegion region = importer.open(ref)) {
                 assertThat(region.kind()).isEqualTo(MemoryKind.VRAM);

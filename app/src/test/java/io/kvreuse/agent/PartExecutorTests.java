@@ -53,9 +53,10 @@ class PartExecutorTests {
             bank.write((long) (20 + i) * BPB, KvPattern.block(hashes[i], 1, BPB));
         }
         gpus = new GpuAgents(
-                TransferEngine.open(TransferOptions.of(NixlEmulator.library())),
+                TransferEngine.open(TransferOptions.forNodeAgent(NixlEmulator.library())),
                 host,
-                List.of(new AgentProperties.Gpu(0, "GPU-a"), new AgentProperties.Gpu(1, "GPU-b")));
+                List.of(new AgentProperties.Gpu(0, "GPU-a"), new AgentProperties.Gpu(1, "GPU-b")),
+                ordinal -> {});
         regions = new RegionImports(List.of(new SharedMemoryImporter(), new CudaIpcImporter(List.of())));
         executor = executor(Duration.ofSeconds(5));
     }
@@ -111,6 +112,15 @@ class PartExecutorTests {
         assertThat(destination.read((5L + hashes.length) * BPB, BPB)).containsOnly(0);
         assertThat(registry.get("kvreuse.agent.transfer.bytes").counter().count())
                 .isEqualTo((double) hashes.length * BPB);
+        assertThat(registry.get("kvreuse.agent.transfer.lane")
+                        .tag("lane", "HOST")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.find("kvreuse.agent.transfer.lane")
+                        .tag("lane", "EMULATED")
+                        .counter())
+                .isNull();
     }
 
     @Test

@@ -100,6 +100,20 @@ public final class CudaIpc {
     }
 
     /**
+     * Makes {@code device} current on the calling thread ({@code cudaSetDevice}): the node agent
+     * runs it first on each NIXL agent's thread, so registrations and copies there see their GPU.
+     */
+    public void setDevice(int device) {
+        try {
+            check("cudaSetDevice", (int) setDevice.invokeExact(device));
+        } catch (CudaException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("cudaSetDevice failed", t);
+        }
+    }
+
+    /**
      * Maps an engine's exported region on {@code device} (made current on the calling thread first:
      * call it from the thread that will use the device, as UCX requires).
      */
