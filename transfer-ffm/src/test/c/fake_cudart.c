@@ -31,6 +31,7 @@ EXPORT int cudaIpcOpenMemHandle(void **dev_ptr, cudaIpcMemHandle_t handle, unsig
     char path[65];
     memcpy(path, handle.reserved, 64);
     path[64] = '\0';
+    if (path[0] == '\0') return INVALID_VALUE; /* the real runtime's answer to a zeroed handle */
     int fd = open(path, O_RDWR);
     if (fd < 0) return MAP_FAILED_ERR;
     struct stat st;

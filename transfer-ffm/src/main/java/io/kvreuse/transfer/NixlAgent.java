@@ -277,6 +277,7 @@ public final class NixlAgent implements AutoCloseable {
         localBlockSets.entrySet().removeIf(entry -> {
             boolean onRegion = entry.getKey().region() == region;
             if (onRegion) {
+                transfers.evict(entry.getValue());
                 entry.getValue().handle().close();
             }
             return onRegion;
@@ -414,6 +415,7 @@ public final class NixlAgent implements AutoCloseable {
 
     void releaseBlockSet(BlockSet set) {
         ctx.thread.run("release_xfer_dlist_handle", () -> {
+            transfers.evict(set);
             set.handle().close();
             localBlockSets.values().remove(set);
             PeerConnection peer = set.peer();
@@ -469,6 +471,7 @@ public final class NixlAgent implements AutoCloseable {
                 NixlStatus.check(code, "invalidate_remote_md", peer.toString());
             }
         } finally {
+            transfers.evict(peer);
             peer.release();
             peers.remove(peer.remoteAgent(), peer);
         }
@@ -485,7 +488,9 @@ public final class NixlAgent implements AutoCloseable {
         }
         localBlockSets.clear();
         if (loopback != null) {
-            teardown.step(loopback::release);
+            PeerConnection self = loopback;
+            teardown.step(() -> transfers.evict(self));
+            teardown.step(self::release);
         }
         for (PeerConnection peer : List.copyOf(peers.values())) {
             teardown.step(() -> disconnectHere(peer));

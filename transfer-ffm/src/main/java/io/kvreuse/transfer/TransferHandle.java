@@ -28,6 +28,8 @@ public final class TransferHandle implements AutoCloseable {
     private long postNanos;
     private boolean nixlReleased;
     private boolean closeWhenDone;
+    private @Nullable Object reuseKey;
+    private boolean returned;
 
     TransferHandle(
             Transfers owner,
@@ -96,9 +98,10 @@ public final class TransferHandle implements AutoCloseable {
         return owner.cancel(this);
     }
 
+    /** Releases the NIXL request (or hands it back for an identical next submit); idempotent. */
     @Override
     public void close() {
-        if (!request.isClosed()) {
+        if (!request.isClosed() && !returned) {
             owner.close(this);
         }
     }
@@ -157,6 +160,24 @@ public final class TransferHandle implements AutoCloseable {
 
     boolean closeWhenDone() {
         return closeWhenDone;
+    }
+
+    void reuseAs(Object key) {
+        reuseKey = key;
+    }
+
+    @Nullable
+    Object reuseKey() {
+        return reuseKey;
+    }
+
+    /** The native request went back to the agent for reuse: this handle no longer owns it. */
+    void markReturned() {
+        returned = true;
+    }
+
+    boolean returned() {
+        return returned;
     }
 
     void requestCloseWhenDone() {

@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -33,6 +34,17 @@ final class Transfers {
     // reused index arrays for make_xfer_req, which copies them
     private MemorySegment localIndices = MemorySegment.NULL;
     private MemorySegment remoteIndices = MemorySegment.NULL;
+    private final MemorySegment telemetryOut = Arena.ofAuto().allocate(NixlCapi.TELEMETRY);
+    /**
+     * Completed requests kept for an identical next submit: NIXL lets a finished request be posted
+     * again, which skips make_xfer_req (validation and merging). Least recently used goes first.
+     */
+    private final LinkedHashMap<ReuseKey, NativeHandle> idle = new LinkedHashMap<>(16, 0.75f, true);
+
+    private static final int IDLE_LIMIT = 16;
+
+    /** What makes two requests the same NIXL request; the notification is set per post. */
+    record ReuseKey(BlockSet local, BlockSet remote, TransferOp op, List<SlotRun> runs) {}
 
     Transfers(AgentContext ctx) {
         this.ctx = ctx;
@@ -43,8 +55,11 @@ final class Transfers {
         TransferRequests.validate(ctx, request);
         PeerConnection peer = request.remote().peer();
         String description = describe(request.op(), peer);
-        NativeHandle handle =
-                NativeHandle.create(description, (arena, out) -> make(request, out, description), this::destroy);
+        ReuseKey key = new ReuseKey(request.local(), request.remote(), request.op(), request.runs());
+        NativeHandle handle = idle.remove(key);
+        if (handle == null) {
+            handle = NativeHandle.create(description, (arena, out) -> make(request, out, description), this::destroy);
+        }
         TransferHandle transfer = new TransferHandle(
                 this,
                 description,
@@ -236,7 +251,7 @@ final class Transfers {
     private TransferTelemetry telemetry(TransferHandle transfer) {
         TransferLane lane = reportedLane(transfer);
         if (ctx.options.captureTelemetry()) {
-            MemorySegment out = transfer.request().arena().allocate(NixlCapi.TELEMETRY);
+            MemorySegment out = telemetryOut;
             int code = ctx.capi.getXferTelemetry(
                     ctx.agent("get_xfer_telemetry"), transfer.request().pointer("get_xfer_telemetry"), out);
             if (code == NixlStatus.SUCCESS) {
@@ -295,7 +310,7 @@ final class Transfers {
     }
 
     private void closeHere(TransferHandle transfer) {
-        if (transfer.request().isClosed()) {
+        if (transfer.request().isClosed() || transfer.returned()) {
             return;
         }
         if (transfer.isDone() || cancelHere(transfer)) {
@@ -307,7 +322,51 @@ final class Transfers {
 
     private void closeNow(TransferHandle transfer) {
         open.remove(transfer);
+        Object key = transfer.reuseKey();
+        if (key instanceof ReuseKey reuse && transfer.state() == TransferState.COMPLETED && !transfer.nixlReleased()) {
+            transfer.markReturned();
+            NativeHandle previous = idle.put(reuse, transfer.request());
+            if (previous != null) {
+                releaseIdle(previous);
+            }
+            if (idle.size() > IDLE_LIMIT) {
+                var eldest = idle.entrySet().iterator();
+                releaseIdle(eldest.next().getValue());
+                eldest.remove();
+            }
+            return;
+        }
         release(transfer);
+    }
+
+    /** Releases the kept requests that use {@code set}: before NIXL may let go of its descriptors. */
+    void evict(BlockSet set) {
+        idle.entrySet().removeIf(entry -> {
+            boolean uses = entry.getKey().local() == set || entry.getKey().remote() == set;
+            if (uses) {
+                releaseIdle(entry.getValue());
+            }
+            return uses;
+        });
+    }
+
+    /** Releases the kept requests to or from {@code peer}. */
+    void evict(PeerConnection peer) {
+        idle.entrySet().removeIf(entry -> {
+            boolean uses = entry.getKey().remote().peer() == peer;
+            if (uses) {
+                releaseIdle(entry.getValue());
+            }
+            return uses;
+        });
+    }
+
+    private void releaseIdle(NativeHandle request) {
+        if (!request.isClosed()) {
+            int code = ctx.capi.releaseXferReq(ctx.agent("release_xfer_req"), request.pointer("release_xfer_req"));
+            NixlStatus.check(code, "release_xfer_req", request.description());
+            request.close();
+        }
     }
 
     /** NIXL's order: release the request, then destroy its wrapper (destroy first is an error). */
@@ -347,6 +406,8 @@ final class Transfers {
             open.remove(transfer);
         }
         active.clear();
+        idle.values().forEach(this::releaseIdle);
+        idle.clear();
     }
 
     void requireCallerThread(String operation) {

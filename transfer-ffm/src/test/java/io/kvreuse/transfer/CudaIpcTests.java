@@ -64,6 +64,16 @@ class CudaIpcTests {
     }
 
     @Test
+    void aZeroedHandleIsInvalidArgumentAsTheRealRuntimeAnswers() {
+        assertThatThrownBy(() -> CudaIpc.open(FAKE).importHandle(0, new byte[CudaIpc.HANDLE_BYTES]))
+                .isInstanceOfSatisfying(CudaException.class, e -> {
+                    assertThat(e.code()).isEqualTo(1);
+                    assertThat(e.operation()).isEqualTo("cudaIpcOpenMemHandle");
+                    assertThat(e.getMessage()).contains("invalid argument").doesNotContain("unknown error");
+                });
+    }
+
+    @Test
     void anInvalidDeviceIsACudaErrorWithItsMessage() {
         assertThatThrownBy(() -> CudaIpc.open(FAKE).importHandle(99, new byte[CudaIpc.HANDLE_BYTES]))
                 .isInstanceOfSatisfying(CudaException.class, e -> {

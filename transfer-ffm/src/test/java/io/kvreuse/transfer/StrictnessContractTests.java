@@ -219,6 +219,35 @@ abstract class StrictnessContractTests {
         assertThat(destination.read((long) (blocks - 1) * block, block)).containsOnly(0);
     }
 
+    @Test
+    void submitWhenTheSameRunsAgainThenEveryPostMovesTheCurrentBytesAndNotifies() {
+        TransferEngine engine = engine(TransferOptions.of(library()));
+        Node initiator = node(engine, "decode", 5);
+        Node target = node(engine, "prefill", 6);
+        PeerConnection peer = initiator.agent().connect(target.agent().localMetadata());
+        BlockSet local = initiator.agent().localBlocks(initiator.region(), BLOCK);
+        BlockSet remote = peer.blocks(target.region().asRemote(), BLOCK);
+        List<SlotRun> runs = List.of(new SlotRun(0, 4, 2), new SlotRun(9, 0, 1));
+
+        for (int round = 0; round < 3; round++) {
+            TestMemory.fillBlocks(initiator.bank(), 40 + round, BLOCKS, BLOCK);
+            try (TransferHandle handle = initiator
+                    .agent()
+                    .submit(TransferRequest.write(local, remote, runs).withNotification("round-" + round))) {
+                handle.await(WAIT);
+            }
+            assertThat(target.bank().read(4L * BLOCK, BLOCK)).isEqualTo(TestMemory.pattern(40 + round, 0, BLOCK));
+            assertThat(target.bank().read(0, BLOCK)).isEqualTo(TestMemory.pattern(40 + round, 9, BLOCK));
+            assertThat(Awaiting.notifications(target.agent(), 1, WAIT))
+                    .extracting(Notification::text)
+                    .containsExactly("round-" + round);
+        }
+        initiator.region().close();
+        assertThat(local.isOpen()).isFalse();
+        assertThatThrownBy(() -> initiator.agent().submit(TransferRequest.write(local, remote, runs)))
+                .isInstanceOf(HandleClosedException.class);
+    }
+
     // ---------------------------------------------------------------- lanes and GPU agents
 
     @Test
