@@ -14,7 +14,11 @@ final class TransferRequests {
 
     private TransferRequests() {}
 
-    static void validate(AgentContext ctx, TransferRequest request) {
+    /** What a validated request needs: index pairs to pass and descriptors after NIXL merges. */
+    record Shape(int pieces, int mergedRuns) {}
+
+    /** Checks the request and measures it, in one pass over its runs. */
+    static Shape validate(AgentContext ctx, TransferRequest request) {
         BlockSet local = request.local();
         BlockSet remote = request.remote();
         if (!local.isLocal()) {
@@ -29,23 +33,26 @@ final class TransferRequests {
         if (local.bytesPerBlock() != remote.bytesPerBlock()) {
             throw invalid(ctx, "block sizes differ: " + local.bytesPerBlock() + " != " + remote.bytesPerBlock());
         }
-        for (SlotRun run : request.runs()) {
-            if ((long) run.localBlock() + run.blockCount() > local.blockCount()
-                    || (long) run.remoteBlock() + run.blockCount() > remote.blockCount()) {
-                throw invalid(
-                        ctx,
-                        run + " exceeds " + local.blockCount() + " local / " + remote.blockCount() + " remote blocks");
-            }
-        }
-    }
-
-    /** Descriptors the request names: one span per set bit of each run's length. */
-    static int pieces(List<SlotRun> runs) {
+        int localBlocks = local.blockCount();
+        int remoteBlocks = remote.blockCount();
         int pieces = 0;
-        for (SlotRun run : runs) {
+        int merged = 0;
+        long nextLocal = -1;
+        long nextRemote = -1;
+        for (SlotRun run : request.runs()) {
+            long localEnd = (long) run.localBlock() + run.blockCount();
+            long remoteEnd = (long) run.remoteBlock() + run.blockCount();
+            if (localEnd > localBlocks || remoteEnd > remoteBlocks) {
+                throw invalid(ctx, run + " exceeds " + localBlocks + " local / " + remoteBlocks + " remote blocks");
+            }
             pieces += Integer.bitCount(run.blockCount());
+            if (run.localBlock() != nextLocal || run.remoteBlock() != nextRemote) {
+                merged++;
+            }
+            nextLocal = localEnd;
+            nextRemote = remoteEnd;
         }
-        return pieces;
+        return new Shape(pieces, merged);
     }
 
     /**

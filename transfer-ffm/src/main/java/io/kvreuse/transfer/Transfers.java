@@ -43,8 +43,40 @@ final class Transfers {
 
     private static final int IDLE_LIMIT = 16;
 
-    /** What makes two requests the same NIXL request; the notification is set per post. */
-    record ReuseKey(BlockSet local, BlockSet remote, TransferOp op, List<SlotRun> runs) {}
+    /**
+     * What makes two requests the same NIXL request (the notification is set per post): the same
+     * block sets and op, and the same immutable run list by identity, so a lookup costs nothing per
+     * run. Callers that repeat a transfer keep their run list.
+     */
+    static final class ReuseKey {
+        final BlockSet local;
+        final BlockSet remote;
+        final TransferOp op;
+        final List<SlotRun> runs;
+
+        ReuseKey(BlockSet local, BlockSet remote, TransferOp op, List<SlotRun> runs) {
+            this.local = local;
+            this.remote = remote;
+            this.op = op;
+            this.runs = runs;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof ReuseKey key
+                    && key.local == local
+                    && key.remote == remote
+                    && key.op == op
+                    && key.runs == runs;
+        }
+
+        @Override
+        public int hashCode() {
+            return (31 * System.identityHashCode(local) + System.identityHashCode(remote)) * 31
+                    + System.identityHashCode(runs)
+                    + op.ordinal();
+        }
+    }
 
     Transfers(AgentContext ctx) {
         this.ctx = ctx;
@@ -52,13 +84,14 @@ final class Transfers {
 
     /** Transfer between prepared block sets: only index arrays cross into NIXL per request. */
     TransferHandle submit(TransferRequest request) {
-        TransferRequests.validate(ctx, request);
+        TransferRequests.Shape shape = TransferRequests.validate(ctx, request);
         PeerConnection peer = request.remote().peer();
         String description = describe(request.op(), peer);
         ReuseKey key = new ReuseKey(request.local(), request.remote(), request.op(), request.runs());
         NativeHandle handle = idle.remove(key);
         if (handle == null) {
-            handle = NativeHandle.create(description, (arena, out) -> make(request, out, description), this::destroy);
+            handle = NativeHandle.create(
+                    description, (arena, out) -> make(request, shape.pieces(), out, description), this::destroy);
         }
         TransferHandle transfer = new TransferHandle(
                 this,
@@ -113,8 +146,7 @@ final class Transfers {
         return post(transfer, null);
     }
 
-    private void make(TransferRequest request, MemorySegment out, String description) {
-        int pieces = TransferRequests.pieces(request.runs());
+    private void make(TransferRequest request, int pieces, MemorySegment out, String description) {
         ensureIndexCapacity(pieces);
         TransferRequests.fillIndices(
                 request.runs(), request.local().geometry(), request.remote().geometry(), localIndices, remoteIndices);
@@ -342,7 +374,7 @@ final class Transfers {
     /** Releases the kept requests that use {@code set}: before NIXL may let go of its descriptors. */
     void evict(BlockSet set) {
         idle.entrySet().removeIf(entry -> {
-            boolean uses = entry.getKey().local() == set || entry.getKey().remote() == set;
+            boolean uses = entry.getKey().local == set || entry.getKey().remote == set;
             if (uses) {
                 releaseIdle(entry.getValue());
             }
@@ -353,7 +385,7 @@ final class Transfers {
     /** Releases the kept requests to or from {@code peer}. */
     void evict(PeerConnection peer) {
         idle.entrySet().removeIf(entry -> {
-            boolean uses = entry.getKey().remote().peer() == peer;
+            boolean uses = entry.getKey().remote.peer() == peer;
             if (uses) {
                 releaseIdle(entry.getValue());
             }

@@ -42,6 +42,7 @@ public final class TransferBenchmark {
             bandwidth(engine, control, memory);
             descriptorCost(engine);
             transferCost(engine, memory);
+            submitOverhead(engine, memory);
         } finally {
             memory.close();
         }
@@ -191,6 +192,71 @@ public final class TransferBenchmark {
         System.out.printf(
                 "| engine submit + await + close from a caller thread, 64 B | %.0f ns per transfer |%n", engineCycle);
         agent.close();
+    }
+
+    /**
+     * Time inside {@code submit} on the caller's thread: the hop to the agent thread, the index
+     * arrays, {@code make_xfer_req} (or a kept request), {@code post} and the hop back. The
+     * emulator's own share (its make copies and merges one entry per index, its post queues the
+     * request) is included, so this bounds the Java side from above.
+     */
+    private static void submitOverhead(TransferEngine engine, TestMemory memory) {
+        int maxBlocks = 16_384;
+        int slots = 2 * maxBlocks + 32;
+        int block = 4096;
+        SharedMemoryRegion source = memory.create((long) slots * block);
+        SharedMemoryRegion target = memory.create((long) slots * block);
+        NixlAgent agent = engine.createAgent("bench-submit-" + UUID.randomUUID());
+        BlockSet local = agent.localBlocks(agent.register(source, MemoryKind.DRAM, 0), block);
+        BlockSet remote = agent.loopback()
+                .blocks(agent.register(target, MemoryKind.DRAM, 0).asRemote(), block);
+        System.out.println();
+        System.out.println("## Submit overhead on the caller thread (EMULATOR figures; 4 KiB blocks, median of " + RUNS
+                + ", load average " + loadAverage() + ")");
+        System.out.println();
+        System.out.println(
+                "| blocks | runs | fresh request (make_xfer_req) | kept request (repost) | per run, fresh |");
+        System.out.println("|---|---|---|---|---|");
+        for (int blocks : new int[] {1, 16, 1024, 16_384}) {
+            for (boolean scattered : new boolean[] {false, true}) {
+                if (blocks == 1 && scattered) {
+                    continue;
+                }
+                int spacing = scattered ? 1 : blocks;
+                // runs of one block at every other slot never merge; 20 shifted variants defeat the kept-request cache
+                List<List<SlotRun>> variants = new ArrayList<>();
+                for (int v = 0; v < 20; v++) {
+                    List<SlotRun> runs = new ArrayList<>();
+                    for (int b = 0; b < blocks; b += spacing) {
+                        int at = scattered ? 2 * b + v : v;
+                        runs.add(new SlotRun(at, at, spacing));
+                    }
+                    variants.add(List.copyOf(runs)); // immutable: a repeat of the same list can reuse its request
+                }
+                int[] next = {0};
+                for (int warm = 0; warm < 200; warm++) { // let the JIT compile the submit path first
+                    timeSubmit(agent, TransferRequest.write(local, remote, variants.get(warm % variants.size())));
+                }
+                double fresh = median(() -> timeSubmit(
+                        agent, TransferRequest.write(local, remote, variants.get(next[0]++ % variants.size()))));
+                List<SlotRun> same = variants.getFirst();
+                double kept = median(() -> timeSubmit(agent, TransferRequest.write(local, remote, same)));
+                int runs = same.size();
+                System.out.printf(
+                        "| %d | %d | %.1f µs | %.1f µs | %.1f ns |%n",
+                        blocks, runs, fresh / 1e3, kept / 1e3, fresh / runs);
+            }
+        }
+        agent.close();
+    }
+
+    private static long timeSubmit(NixlAgent agent, TransferRequest request) {
+        long start = System.nanoTime();
+        TransferHandle handle = agent.submit(request);
+        long elapsed = System.nanoTime() - start;
+        handle.await(WAIT);
+        handle.close();
+        return elapsed;
     }
 
     /** Runs on the agent thread, as all native calls must; returns median ns per make/release/destroy. */
