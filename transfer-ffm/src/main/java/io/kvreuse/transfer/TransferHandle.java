@@ -25,6 +25,7 @@ public final class TransferHandle implements AutoCloseable {
     private volatile TransferState state = TransferState.IN_PROGRESS;
     // agent thread only
     private long postedAtNanos;
+    private volatile long spinUntilNanos;
     private long postNanos;
     private boolean nixlReleased;
     private boolean closeWhenDone;
@@ -73,8 +74,15 @@ public final class TransferHandle implements AutoCloseable {
      */
     public TransferTelemetry await(Duration timeout) {
         owner.requireCallerThread("await");
+        long start = System.nanoTime();
+        long spinUntil = Math.min(spinUntilNanos, start + timeout.toNanos());
+        // a parked thread wakes tens to hundreds of µs late: for as long as the copy may take, watch instead
+        while (!completion.isDone() && System.nanoTime() - spinUntil < 0) {
+            Thread.onSpinWait();
+        }
         try {
-            return completion.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            long left = timeout.toNanos() - (System.nanoTime() - start);
+            return completion.get(Math.max(0, left), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             throw new TransferTimeoutException("await", description, "not complete within " + timeout);
         } catch (InterruptedException e) {
@@ -137,9 +145,19 @@ public final class TransferHandle implements AutoCloseable {
         return predictedLane;
     }
 
-    void posted(long postedAt, long postDuration) {
+    /**
+     * Until when pollers should watch back to back: the spin window, plus for GPU lanes the time the
+     * copy engines need for the bytes at 1 TB/s (a 1 GiB copy takes about a millisecond).
+     */
+    void posted(long postedAt, long postDuration, Duration spinWindow, TransferLane lane) {
+        boolean copyEngines = lane == TransferLane.CUDA_COPY || lane == TransferLane.CUDA_IPC;
+        spinUntilNanos = postedAt + spinWindow.toNanos() + (copyEngines ? totalBytes / 1000 : 0);
         postedAtNanos = postedAt;
         postNanos = postDuration;
+    }
+
+    long spinUntilNanos() {
+        return spinUntilNanos;
     }
 
     long postedAtNanos() {

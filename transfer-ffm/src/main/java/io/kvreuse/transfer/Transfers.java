@@ -194,7 +194,7 @@ final class Transfers {
                 }
             }
         }
-        transfer.posted(start, System.nanoTime() - start);
+        transfer.posted(start, System.nanoTime() - start, ctx.options.spinWindow(), transfer.predictedLane());
         if (code < 0) {
             release(transfer);
             checkPeer(code, "post_xfer_req", transfer.description(), transfer.peer(), null);
@@ -241,14 +241,14 @@ final class Transfers {
         if (ctx.isClosed()) {
             return;
         }
-        long spinSince = System.nanoTime() - ctx.options.spinWindow().toNanos();
+        long now = System.nanoTime();
         boolean spin = false;
         Iterator<TransferHandle> it = active.iterator();
         while (it.hasNext()) {
             TransferHandle transfer = it.next();
             if (poll(transfer)) {
                 it.remove();
-            } else if (transfer.postedAtNanos() - spinSince > 0) {
+            } else if (transfer.spinUntilNanos() - now > 0) {
                 spin = true;
             }
         }

@@ -214,9 +214,9 @@ public final class TransferBenchmark {
         System.out.println("## Submit overhead on the caller thread (EMULATOR figures; 4 KiB blocks, median of " + RUNS
                 + ", load average " + loadAverage() + ")");
         System.out.println();
-        System.out.println(
-                "| blocks | runs | fresh request (make_xfer_req) | kept request (repost) | per run, fresh |");
-        System.out.println("|---|---|---|---|---|");
+        System.out.println("| blocks | runs | fresh request (make_xfer_req) | kept request (repost) | per run, fresh"
+                + " | Java per-run work alone (validate + index arrays) |");
+        System.out.println("|---|---|---|---|---|---|");
         for (int blocks : new int[] {1, 16, 1024, 16_384}) {
             for (boolean scattered : new boolean[] {false, true}) {
                 if (blocks == 1 && scattered) {
@@ -242,13 +242,32 @@ public final class TransferBenchmark {
                 List<SlotRun> same = variants.getFirst();
                 double kept = median(() -> timeSubmit(agent, TransferRequest.write(local, remote, same)));
                 int runs = same.size();
+                double indexWork = median(() -> timeIndexWork(agent, TransferRequest.write(local, remote, same)));
                 System.out.printf(
-                        "| %d | %d | %.1f µs | %.1f µs | %.1f ns |%n",
-                        blocks, runs, fresh / 1e3, kept / 1e3, fresh / runs);
+                        "| %d | %d | %.1f µs | %.1f µs | %.1f ns | %.1f ns |%n",
+                        blocks, runs, fresh / 1e3, kept / 1e3, fresh / runs, indexWork / runs);
             }
         }
         agent.close();
     }
+
+    /** The per-run Java work of a submit, without thread hops or native calls: check and build indices. */
+    private static long timeIndexWork(NixlAgent agent, TransferRequest request) {
+        MemorySegment[] out = INDEX_SCRATCH;
+        long start = System.nanoTime();
+        TransferRequests.Shape shape = TransferRequests.validate(agent.context(), request);
+        if (out[0].byteSize() < 4L * shape.pieces()) {
+            out[0] = Arena.ofAuto().allocate(4L * shape.pieces());
+            out[1] = Arena.ofAuto().allocate(4L * shape.pieces());
+            start = System.nanoTime();
+            TransferRequests.validate(agent.context(), request);
+        }
+        TransferRequests.fillIndices(
+                request.runs(), request.local().geometry(), request.remote().geometry(), out[0], out[1]);
+        return System.nanoTime() - start;
+    }
+
+    private static final MemorySegment[] INDEX_SCRATCH = {MemorySegment.NULL, MemorySegment.NULL};
 
     private static long timeSubmit(NixlAgent agent, TransferRequest request) {
         long start = System.nanoTime();

@@ -10,8 +10,9 @@ import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 
 /**
- * The few CUDA runtime calls the GPU tier needs besides {@link io.kvreuse.transfer.cuda.CudaIpc}:
- * making a device current and the raw {@code cudaMemcpy} baseline. Test-only; loads the same
+ * The CUDA runtime calls the GPU tier needs besides {@link io.kvreuse.transfer.cuda.CudaIpc} (which
+ * also makes the device current on the agent's thread, as in the node agent): the raw {@code
+ * cudaMemcpy} baseline. Test-only; loads the same
  * {@code libcudart} as {@code CudaIpc} and the emulator, so one runtime serves the whole process.
  *
  * <p>Timing is done by the caller with {@link System#nanoTime()} around synchronous calls: a
@@ -23,15 +24,12 @@ final class CudaRuntime {
 
     private static final int MEMCPY_DEFAULT = 4; // cudaMemcpyDefault: direction from unified addressing
 
-    private final MethodHandle setDevice;
     private final MethodHandle memcpy;
     private final MethodHandle deviceSynchronize;
     private final MethodHandle errorString;
 
     private CudaRuntime(SymbolLookup lookup) {
         Linker linker = Linker.nativeLinker();
-        setDevice = linker.downcallHandle(
-                find(lookup, "cudaSetDevice"), FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
         memcpy = linker.downcallHandle(
                 find(lookup, "cudaMemcpy"),
                 FunctionDescriptor.of(
@@ -48,16 +46,6 @@ final class CudaRuntime {
 
     static CudaRuntime open(Path library) {
         return new CudaRuntime(SymbolLookup.libraryLookup(library, Arena.global()));
-    }
-
-    void setDevice(int device) {
-        try {
-            check("cudaSetDevice(" + device + ")", (int) setDevice.invokeExact(device));
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
     }
 
     /** Queues one copy between device (or any unified) addresses; see {@link #synchronize()}. */

@@ -58,6 +58,7 @@ public final class GpuTierMain {
     static final Duration WAIT = Duration.ofSeconds(60);
 
     private final CudaRuntime cuda;
+    private final CudaIpc ipc;
     private final StandinEngine engine;
     private final int device;
     private int failures;
@@ -70,8 +71,9 @@ public final class GpuTierMain {
     private BlockSet local;
     private BlockSet remote;
 
-    private GpuTierMain(CudaRuntime cuda, StandinEngine engine, int device) {
+    private GpuTierMain(CudaRuntime cuda, CudaIpc ipc, StandinEngine engine, int device) {
         this.cuda = cuda;
+        this.ipc = ipc;
         this.engine = engine;
         this.device = device;
     }
@@ -102,14 +104,14 @@ public final class GpuTierMain {
         try (StandinEngine engine = StandinEngine.start(engineBinary, device, REGION, REGION, BLOCK)) {
             System.out.println("stand-in engine: source " + engine.sourceBytes() + " B, destination "
                     + engine.destinationBytes() + " B, blocks of " + BLOCK + " B, exported by CUDA IPC");
-            GpuTierMain tier = new GpuTierMain(cuda, engine, device);
-            failures = tier.run(ipc, emulator);
+            GpuTierMain tier = new GpuTierMain(cuda, ipc, engine, device);
+            failures = tier.run(emulator);
         }
         System.out.println(failures == 0 ? "GPU TIER PASSED" : "GPU TIER FAILED: " + failures + " failure(s)");
         System.exit(failures == 0 ? 0 : 1);
     }
 
-    private int run(CudaIpc ipc, Path emulator) {
+    private int run(Path emulator) {
         CudaIpc.Mapping source = null;
         CudaIpc.Mapping destination = null;
         try {
@@ -145,7 +147,7 @@ public final class GpuTierMain {
     }
 
     private void openAgent(TransferEngine transfers, String name, TransferOptions options) {
-        agent = transfers.createAgent(name, device, () -> cuda.setDevice(device));
+        agent = transfers.createAgent(name, device, () -> ipc.setDevice(device));
         System.out.println();
         System.out.println("## agent " + name + ": UCX error mode " + options.ucxErrorMode() + ", progress thread "
                 + options.progressThread() + ", progress interval "
@@ -154,8 +156,8 @@ public final class GpuTierMain {
     }
 
     private void prepare(long sourceAddress, long destinationAddress) {
-        RegisteredRegion from = agent.register(MemoryKind.VRAM, sourceAddress, REGION, device);
-        RegisteredRegion to = agent.register(MemoryKind.VRAM, destinationAddress, REGION, device);
+        RegisteredRegion from = agent.registerImported(MemoryKind.VRAM, sourceAddress, REGION, device);
+        RegisteredRegion to = agent.registerImported(MemoryKind.VRAM, destinationAddress, REGION, device);
         src = sourceAddress;
         dst = destinationAddress;
         local = agent.localBlocks(to, BLOCK);
