@@ -46,7 +46,8 @@ class AgentConfiguration {
                     options.captureTelemetry(),
                     options.progressInterval(),
                     options.progressThread(),
-                    options.spinWindow());
+                    options.spinWindow(),
+                    options.idleSpin());
         }
         NativeAvailability availability = NativeAvailability.check(options);
         if (!availability.available()) {

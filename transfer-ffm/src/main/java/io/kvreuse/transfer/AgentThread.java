@@ -2,11 +2,14 @@ package io.kvreuse.transfer;
 
 import java.time.Duration;
 import java.util.concurrent.Callable;
+import java.util.concurrent.Delayed;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one platform thread that makes every native call for one NIXL agent. NIXL's default sync
@@ -17,19 +20,52 @@ final class AgentThread implements AutoCloseable {
 
     private final String agentName;
     private final ScheduledThreadPoolExecutor executor;
+    private final long spinNanos;
     private volatile Thread thread;
 
-    AgentThread(String agentName) {
+    /**
+     * @param idleSpin how long the thread watches its queue after a task before parking
+     * @param callerSpin how long a caller watches for its answer before parking
+     */
+    AgentThread(String agentName, Duration idleSpin, Duration callerSpin) {
         this.agentName = agentName;
-        this.executor = new ScheduledThreadPoolExecutor(1, runnable -> {
+        this.spinNanos = callerSpin.toNanos();
+        ThreadFactory factory = runnable -> {
             Thread t = Thread.ofPlatform()
                     .name("nixl-agent-" + agentName)
                     .daemon(true)
                     .unstarted(runnable);
             thread = t;
             return t;
-        });
+        };
+        this.executor = new WatchfulExecutor(factory, idleSpin.toNanos());
         executor.setRemoveOnCancelPolicy(true);
+    }
+
+    /**
+     * After each task, watches the queue for up to {@code idleNanos} until a task is due: a parked
+     * thread wakes 100–200 µs late on a virtual machine, longer than a small transfer takes.
+     */
+    private static final class WatchfulExecutor extends ScheduledThreadPoolExecutor {
+        private final long idleNanos;
+
+        WatchfulExecutor(ThreadFactory factory, long idleNanos) {
+            super(1, factory);
+            this.idleNanos = idleNanos;
+        }
+
+        @Override
+        protected void afterExecute(Runnable task, @Nullable Throwable failure) {
+            long until = System.nanoTime() + idleNanos;
+            while (!isShutdown() && !due() && System.nanoTime() - until < 0) {
+                Thread.onSpinWait();
+            }
+        }
+
+        private boolean due() {
+            Runnable head = getQueue().peek();
+            return head != null && (!(head instanceof Delayed d) || d.getDelay(TimeUnit.NANOSECONDS) <= 0);
+        }
     }
 
     boolean isCurrent() {
@@ -98,7 +134,11 @@ final class AgentThread implements AutoCloseable {
         }
     }
 
-    private static <T> T join(Future<T> future) {
+    private <T> T join(Future<T> future) {
+        long until = System.nanoTime() + spinNanos;
+        while (!future.isDone() && System.nanoTime() - until < 0) {
+            Thread.onSpinWait(); // the answer usually comes within microseconds: parking would add 100+
+        }
         boolean interrupted = false;
         try {
             while (true) {

@@ -69,7 +69,7 @@ public final class NixlAgent implements AutoCloseable {
         if (name.isEmpty()) {
             throw new IllegalArgumentException("NIXL agent names must not be empty");
         }
-        AgentThread thread = new AgentThread(name);
+        AgentThread thread = new AgentThread(name, options.idleSpin(), options.spinWindow());
         try {
             AgentContext ctx = thread.call("create_configured_agent", () -> {
                 onAgentThread.run();

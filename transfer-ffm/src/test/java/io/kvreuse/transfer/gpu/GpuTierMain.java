@@ -263,11 +263,15 @@ public final class GpuTierMain {
             long[] rawNs = new long[samples];
             long[] ffmNs = new long[samples];
             long[] closeNs = new long[samples];
+            long[] interleavedNixlNs = new long[samples];
+            long[] interleavedSubmitNs = new long[samples];
             for (int i = 0; i < samples; i++) {
                 rawNs[i] = raw(runs);
                 Sample s = transfer(runs);
                 ffmNs[i] = s.awaitedNs;
                 closeNs[i] = s.closeNs;
+                interleavedNixlNs[i] = s.telemetry.transferDuration().toNanos();
+                interleavedSubmitNs[i] = s.submitNs;
             }
             long[] submitNs = new long[samples];
             long[] postNs = new long[samples];
@@ -280,7 +284,11 @@ public final class GpuTierMain {
                 nixlNs[i] = s.telemetry.transferDuration().toNanos();
                 spinNs[i] = spinningTransfer(runs);
             }
-            notes.add("- " + name + ": submit " + time(median(submitNs)) + " (post " + time(median(postNs))
+            notes.add("- " + name + ", interleaved with raw (the ratio's samples): submit "
+                    + time(median(interleavedSubmitNs)) + ", NIXL " + time(median(interleavedNixlNs)) + ", await "
+                    + time(median(ffmNs)));
+            notes.add("- " + name + ", back to back without raw: submit " + time(median(submitNs)) + " (post "
+                    + time(median(postNs))
                     + "), NIXL " + time(median(nixlNs)) + ", await " + time(median(ffmNs)) + ", spin "
                     + time(median(spinNs)) + "; raw " + time(median(rawNs)));
             ok &= check(name + " (after all samples)", engine.verify(runs), checks);
