@@ -1,5 +1,6 @@
 package io.kvreuse.cleanup;
 
+import io.kvreuse.incarnation.IncarnationState;
 import io.kvreuse.incarnation.IncarnationView;
 import io.kvreuse.lease.LeaseState;
 import io.kvreuse.lease.LeaseView;
@@ -116,6 +117,17 @@ class CleanupSnapshot {
             }
             return new Snapshot(inc, planned, t.getT2(), blockers, sha256(print.toString()));
         });
+    }
+
+    /**
+     * Whether cleanup may plan for the incarnation: only one that stopped being heard (SUSPECT,
+     * LOST, RECLAIM_PENDING), or one that is gone (EXITED, RECLAIMED) but still has a live bank.
+     * A live engine (REGISTERED, READY, DRAINING) is never planned for, whatever it holds.
+     */
+    static boolean plannable(IncarnationState state, Snapshot s) {
+        return candidateState(state.name())
+                || ((state == IncarnationState.EXITED || state == IncarnationState.RECLAIMED)
+                        && !s.banks().isEmpty());
     }
 
     static boolean candidateState(String state) {
