@@ -304,6 +304,11 @@ class ProblemHandlingIntegrationTests {
                 assertThat(responses.path("400").path("content").has("application/problem+json"))
                         .as(path.getKey() + " " + op.getKey())
                         .isTrue();
+                for (String head : java.util.List.of("414", "431")) {
+                    assertThat(responses.path(head).path("content").has("application/problem+json"))
+                            .as(path.getKey() + " " + op.getKey() + " " + head)
+                            .isTrue();
+                }
             }
         }
         assertThat(operations).isGreaterThanOrEqualTo(4);
