@@ -128,7 +128,9 @@ class SelectionService {
     }
 
     /**
-     * Writes the PROPOSED lease and answers with its hint. The write runs to its end even when the
+     * Writes the PROPOSED lease and answers with its hint, or NO_HINT AT_CAPACITY when the store
+     * found the donor or target at its in-flight cap (another selection, of any replica, took the
+     * last place since this one was planned). The write runs to its end even when the
      * router's deadline cancels the answer: a write cancelled in flight may still commit, so the
      * lease it leaves is withdrawn ({@link ProposalAbandoned}) instead of pinning for nobody.
      */
