@@ -36,8 +36,12 @@ final class InflightCaps {
 
     private InflightCaps() {}
 
-    /** Locks every party of the group and reads their live leases; call inside the writing transaction. */
-    static Mono<Counts> lockAndCount(DatabaseClient db, List<Parties> group, Instant now) {
+    /**
+     * Locks every party of the group and reads their live leases, each count stopping at its cap
+     * (work bounded by parties × cap); call inside the writing transaction.
+     */
+    static Mono<Counts> lockAndCount(
+            DatabaseClient db, List<Parties> group, Instant now, int maxPerDonor, int maxPerTarget) {
         TreeSet<Integer> keys = new TreeSet<>();
         TreeSet<UUID> donors = new TreeSet<>();
         TreeSet<UUID> targets = new TreeSet<>();
@@ -58,14 +62,16 @@ final class InflightCaps {
                 .bind("keys", keys.toArray(Integer[]::new))
                 .map((r, m) -> 1)
                 .all()
-                .then(db.sql("SELECT donor_incarnation_id AS id, 'D' AS side, count(*) AS n FROM lease"
-                                + " WHERE donor_incarnation_id = ANY(CAST(:donors AS UUID[])) AND " + LIVE
-                                + " GROUP BY donor_incarnation_id UNION ALL"
-                                + " SELECT target_incarnation_id, 'T', count(*) FROM lease"
-                                + " WHERE target_incarnation_id = ANY(CAST(:targets AS UUID[])) AND " + LIVE
-                                + " GROUP BY target_incarnation_id")
+                .then(db.sql("SELECT d.id, 'D' AS side, (SELECT count(*) FROM (SELECT 1 FROM lease"
+                                + " WHERE donor_incarnation_id = d.id AND " + LIVE + " LIMIT :donorCap) AS l) AS n"
+                                + " FROM unnest(CAST(:donors AS UUID[])) AS d(id) UNION ALL"
+                                + " SELECT t.id, 'T', (SELECT count(*) FROM (SELECT 1 FROM lease"
+                                + " WHERE target_incarnation_id = t.id AND " + LIVE + " LIMIT :targetCap) AS l)"
+                                + " FROM unnest(CAST(:targets AS UUID[])) AS t(id)")
                         .bind("donors", donors.stream().map(UUID::toString).toArray(String[]::new))
                         .bind("targets", targets.stream().map(UUID::toString).toArray(String[]::new))
+                        .bind("donorCap", maxPerDonor)
+                        .bind("targetCap", maxPerTarget)
                         .bind("now", now.atOffset(ZoneOffset.UTC))
                         .map((r, m) -> {
                             Map<UUID, Integer> side =

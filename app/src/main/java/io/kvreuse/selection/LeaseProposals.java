@@ -153,7 +153,8 @@ class LeaseProposals implements DisposableBean {
         List<InflightCaps.Parties> parties = plans.stream()
                 .map(p -> new InflightCaps.Parties(p.donor().id(), p.target().id()))
                 .toList();
-        return InflightCaps.lockAndCount(db, parties, clock.instant())
+        return InflightCaps.lockAndCount(
+                        db, parties, clock.instant(), caps.maxInflightPerDonor(), caps.maxInflightPerTarget())
                 .flatMap(counts -> {
                     boolean[] admitted = InflightCaps.admit(
                             parties, counts, caps.maxInflightPerDonor(), caps.maxInflightPerTarget());
