@@ -8,8 +8,6 @@ import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.bank.RetainedBanks;
 import io.kvreuse.error.InvalidRequestException;
-import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
 import io.kvreuse.incarnation.IncarnationState;
 import io.kvreuse.incarnation.IncarnationView;
 import io.kvreuse.incarnation.Incarnations;
@@ -68,22 +66,18 @@ public class CleanupPlans {
         return store.candidates().collectList();
     }
 
-    /** A dry-run plan for one incarnation; 422 when it is not a cleanup candidate. */
+    /**
+     * A dry-run plan for one incarnation; 422 when it is not a cleanup candidate (a live engine is
+     * never reclaimed). The new plan supersedes the incarnation's older unexecuted plans, so an
+     * operator's retries do not pile up plans and only the latest one can run.
+     */
     public Mono<CleanupRecords.Plan> plan(UUID incarnationId, ApiPrincipal operator) {
         Instant now = clock.instant();
         return incarnations
                 .find(incarnationId)
                 .flatMap(inc -> snapshots.of(inc).flatMap(s -> {
-                    if (!CleanupSnapshot.candidateState(inc.state().name())
-                            && s.banks().isEmpty()
-                            && s.leases().isEmpty()) {
-                        return Mono.error(new KvReuseException(
-                                        ProblemKind.REFUSED,
-                                        "not-a-cleanup-candidate",
-                                        "Not a cleanup candidate",
-                                        "incarnation " + incarnationId + " is " + inc.state()
-                                                + "; only SUSPECT, LOST or RECLAIM_PENDING incarnations (or gone owners of live banks) are cleaned up")
-                                .with("currentState", inc.state()));
+                    if (!CleanupSnapshot.plannable(inc.state(), s)) {
+                        return Mono.error(CleanupProblems.notACandidate(incarnationId, inc.state()));
                     }
                     CleanupRecords.Plan plan = new CleanupRecords.Plan(
                             UUID.randomUUID(),
@@ -102,7 +96,8 @@ public class CleanupPlans {
                             now,
                             operator.actor(),
                             null);
-                    return store.insert(plan)
+                    return store.supersede(incarnationId, plan.planId())
+                            .then(store.insert(plan))
                             .then(audit.record(AuditEntry.action(
                                             operator.actor(),
                                             "cleanup-plan",
@@ -137,6 +132,9 @@ public class CleanupPlans {
         return store.lock(planId)
                 .switchIfEmpty(Mono.error(() -> CleanupProblems.noSuchPlan(planId)))
                 .flatMap(plan -> {
+                    if (plan.status().equals(CleanupStore.SUPERSEDED)) {
+                        return Mono.error(CleanupProblems.superseded(planId));
+                    }
                     if (!plan.status().equals("PLANNED")) {
                         return Mono.error(CleanupProblems.executed(planId));
                     }

@@ -2,6 +2,7 @@ package io.kvreuse.cleanup;
 
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemKind;
+import io.kvreuse.incarnation.IncarnationState;
 import java.util.List;
 import java.util.UUID;
 
@@ -23,6 +24,26 @@ final class CleanupProblems {
                         "Plan already executed",
                         "plan " + id + " was executed before")
                 .with("planId", id);
+    }
+
+    static KvReuseException superseded(UUID id) {
+        return new KvReuseException(
+                        ProblemKind.CONFLICT,
+                        "cleanup-plan-superseded",
+                        "Plan superseded",
+                        "a newer plan was made for the incarnation of plan " + id + "; execute that one")
+                .with("planId", id);
+    }
+
+    static KvReuseException notACandidate(UUID incarnationId, IncarnationState state) {
+        return new KvReuseException(
+                        ProblemKind.REFUSED,
+                        "not-a-cleanup-candidate",
+                        "Not a cleanup candidate",
+                        "incarnation " + incarnationId + " is " + state
+                                + "; only SUSPECT, LOST or RECLAIM_PENDING incarnations, and live banks of owners that"
+                                + " EXITED or were RECLAIMED, are cleaned up")
+                .with("currentState", state);
     }
 
     static KvReuseException stale(UUID id) {

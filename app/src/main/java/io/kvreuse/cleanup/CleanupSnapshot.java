@@ -1,5 +1,6 @@
 package io.kvreuse.cleanup;
 
+import io.kvreuse.incarnation.IncarnationState;
 import io.kvreuse.incarnation.IncarnationView;
 import io.kvreuse.lease.LeaseState;
 import io.kvreuse.lease.LeaseView;
@@ -67,13 +68,27 @@ class CleanupSnapshot {
                         ((Number) r.get("pinned")).longValue()))
                 .all()
                 .collectList();
-        return Mono.zip(leases.ofIncarnation(id), banks).map(t -> {
+        // engines' quiescence evidence never covers a transfer part the agent has not finished
+        Mono<java.util.Set<UUID>> agentOpen = db.sql("""
+                        SELECT DISTINCT o.lease_id FROM lease l
+                        JOIN transfer_order o ON o.lease_id = l.lease_id JOIN transfer_part p ON p.order_id = o.order_id
+                        WHERE :id IN (l.donor_incarnation_id, l.target_incarnation_id)
+                          AND l.state IN ('TRANSFERRING', 'UNCERTAIN') AND p.state NOT IN ('DONE', 'FAILED', 'QUIESCED')
+                        """)
+                .bind("id", id)
+                .map((r, m) -> r.get("lease_id", UUID.class))
+                .all()
+                .collect(java.util.stream.Collectors.toSet());
+        return Mono.zip(leases.ofIncarnation(id), banks, agentOpen).map(t -> {
             List<CleanupRecords.PlannedLease> planned = new ArrayList<>();
             List<String> blockers = new ArrayList<>();
             StringBuilder print = new StringBuilder(inc.state() + "@" + inc.fencingEpoch());
             for (LeaseView l : t.getT1()) {
                 boolean donor = l.donorIncarnationId().equals(id);
-                boolean proven = !l.state().mayBeWriting() || (l.sourceQuiesced() && l.destinationQuiesced());
+                boolean proven = !l.state().mayBeWriting()
+                        || (l.sourceQuiesced()
+                                && l.destinationQuiesced()
+                                && !t.getT3().contains(l.leaseId()));
                 if (!proven) {
                     blockers.add("lease " + l.leaseId() + " is " + l.state() + ": its transfer is not proven quiesced");
                 }
@@ -116,6 +131,17 @@ class CleanupSnapshot {
             }
             return new Snapshot(inc, planned, t.getT2(), blockers, sha256(print.toString()));
         });
+    }
+
+    /**
+     * Whether cleanup may plan for the incarnation: only one that stopped being heard (SUSPECT,
+     * LOST, RECLAIM_PENDING), or one that is gone (EXITED, RECLAIMED) but still has a live bank.
+     * A live engine (REGISTERED, READY, DRAINING) is never planned for, whatever it holds.
+     */
+    static boolean plannable(IncarnationState state, Snapshot s) {
+        return candidateState(state.name())
+                || ((state == IncarnationState.EXITED || state == IncarnationState.RECLAIMED)
+                        && !s.banks().isEmpty());
     }
 
     static boolean candidateState(String state) {

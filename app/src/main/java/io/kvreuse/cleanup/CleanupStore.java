@@ -56,6 +56,33 @@ class CleanupStore {
                 .all();
     }
 
+    /** The state of a plan a newer plan for the same incarnation replaced before it ran. */
+    static final String SUPERSEDED = "STALE";
+
+    /** Advisory lock class of plan making, so two concurrent plans of one incarnation serialize. */
+    private static final int PLAN_LOCK = 0x6b76_636c; // "kvcl"
+
+    /**
+     * Marks the incarnation's unexecuted plans superseded; the caller's transaction then inserts
+     * {@code newPlan}. Plan making of one incarnation is serialized, so exactly one plan is left
+     * PLANNED; a plan being executed meanwhile holds its row and is left alone once EXECUTED.
+     */
+    Mono<Void> supersede(UUID incarnationId, UUID newPlan) {
+        return db.sql("SELECT pg_advisory_xact_lock(:cls, hashtext(:inc)) IS NULL AS locked")
+                .bind("cls", PLAN_LOCK)
+                .bind("inc", incarnationId.toString())
+                .map((r, m) -> 1)
+                .all()
+                .then(db.sql("""
+                                UPDATE cleanup_plan SET state = :superseded
+                                WHERE incarnation_id = :inc AND state = 'PLANNED' AND plan_id <> :plan
+                                """)
+                        .bind("superseded", SUPERSEDED)
+                        .bind("inc", incarnationId)
+                        .bind("plan", newPlan)
+                        .then());
+    }
+
     Mono<Void> insert(CleanupRecords.Plan plan) {
         return db.sql("""
                         INSERT INTO cleanup_plan (plan_id, incarnation_id, state, fingerprint, plan, created_at, created_by)

@@ -37,6 +37,7 @@ class LeaseReports {
     private final TransactionalOperator tx;
     private final LeaseBatches batches;
     private final Incarnations incarnations;
+    private final OrderWriter orders;
 
     LeaseReports(
             LeaseStore leases,
@@ -48,7 +49,8 @@ class LeaseReports {
             LeaseMetrics metrics,
             TransactionalOperator tx,
             LeaseBatches batches,
-            Incarnations incarnations) {
+            Incarnations incarnations,
+            OrderWriter orders) {
         this.leases = leases;
         this.holds = holds;
         this.commands = commands;
@@ -59,6 +61,7 @@ class LeaseReports {
         this.tx = tx;
         this.batches = batches;
         this.incarnations = incarnations;
+        this.orders = orders;
     }
 
     /**
@@ -263,7 +266,14 @@ class LeaseReports {
                 }));
     }
 
-    /** Quiescence evidence for one side; with both sides quiesced a maybe-writing lease fails and releases. */
+    /**
+     * Quiescence evidence for one side; with both sides quiesced a maybe-writing lease fails and
+     * releases. An engine speaks only for the side it owns (checked by {@link PartyChecks}) and
+     * never over the agent: while a part of the lease's transfer order is not final (queued,
+     * running or uncertain), the agent may still be writing, so engine evidence of both sides makes
+     * a transferring lease UNCERTAIN and keeps everything held (DESIGN §3); the agent's final part
+     * reports or an operator end it.
+     */
     Mono<LeaseView> quiesced(UUID id, LeaseRequests.QuiescedRequest req, ApiPrincipal p) {
         boolean source = req.side() == LeaseRequests.Side.SOURCE;
         return locked(
@@ -282,16 +292,38 @@ class LeaseReports {
                             if (!both || !lease.state().mayBeWriting()) {
                                 return Mono.<Void>empty();
                             }
-                            return ledger.move(
-                                            lease,
-                                            LeaseState.FAILED,
-                                            p.actor(),
-                                            null,
-                                            "transfer quiesced on both sides")
-                                    .flatMap(f -> ledger.release(
-                                            f, p.actor(), f.outcome() == null ? "FAILED" : f.outcome(), null))
-                                    .then();
+                            if (p.role() != Role.ENGINE) {
+                                return quiescedRelease(lease, p);
+                            }
+                            return agentPartsOpen(id).flatMap(open -> {
+                                if (!open) {
+                                    return quiescedRelease(lease, p);
+                                }
+                                if (lease.state() != LeaseState.TRANSFERRING) {
+                                    return Mono.<Void>empty();
+                                }
+                                return ledger.move(
+                                                lease,
+                                                LeaseState.UNCERTAIN,
+                                                p.actor(),
+                                                null,
+                                                "engines declared quiescence while the agent's transfer part is not final")
+                                        .then(orders.state(id, "UNCERTAIN"));
+                            });
                         })));
+    }
+
+    /** Whether a part of the lease's transfer order is not final: the agent may still be writing. */
+    private Mono<Boolean> agentPartsOpen(UUID id) {
+        return orders.parts(id).any(part -> !AGENT_FINAL.contains(part.state()));
+    }
+
+    private static final Set<String> AGENT_FINAL = Set.of("DONE", "FAILED", "QUIESCED");
+
+    private Mono<Void> quiescedRelease(LeaseRow lease, ApiPrincipal p) {
+        return ledger.move(lease, LeaseState.FAILED, p.actor(), null, "transfer quiesced on both sides")
+                .flatMap(f -> ledger.release(f, p.actor(), f.outcome() == null ? "FAILED" : f.outcome(), null))
+                .then();
     }
 
     /**

@@ -1,10 +1,13 @@
 package io.kvreuse.selection;
 
+import io.kvreuse.settings.ReuseSettings;
+import io.kvreuse.settings.ReuseSettingsService;
 import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactoryProvider;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ValidationDepth;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,8 +18,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.r2dbc.ConnectionFactoryBuilder;
 import org.springframework.boot.r2dbc.autoconfigure.R2dbcProperties;
+import org.springframework.r2dbc.connection.R2dbcTransactionManager;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
+import org.springframework.transaction.reactive.TransactionalOperator;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
@@ -24,16 +29,23 @@ import reactor.core.publisher.MonoSink;
 /**
  * Records a selection's PROPOSED lease. It holds nothing yet, so losing it in a crash is safe
  * (the donor refuses an unknown lease, the target recomputes): it is written with
- * {@code synchronous_commit = off}. Every later transition that holds memory is durable.
+ * {@code synchronous_commit = off}. Every later transition that holds memory is durable. The
+ * in-flight caps are enforced in the same transaction ({@link InflightCaps}): a proposal that would
+ * pass its donor's or target's cap is not written.
  */
 @Component
 class LeaseProposals implements DisposableBean {
 
     private final ConnectionFactory connections;
     private final DatabaseClient db;
+    private final TransactionalOperator tx;
+    private final ReuseSettingsService settings;
+    private final Clock clock;
 
-    /** Its own small pool whose sessions run with {@code synchronous_commit = off}: one round trip a proposal. */
-    LeaseProposals(R2dbcProperties r2dbc) {
+    /** Its own small pool whose sessions run with {@code synchronous_commit = off}. */
+    LeaseProposals(R2dbcProperties r2dbc, ReuseSettingsService settings, Clock clock) {
+        this.settings = settings;
+        this.clock = clock;
         ConnectionFactory factory = ConnectionFactoryBuilder.withUrl(r2dbc.getUrl())
                 .username(r2dbc.getUsername())
                 .password(r2dbc.getPassword())
@@ -49,6 +61,7 @@ class LeaseProposals implements DisposableBean {
                         .validationDepth(ValidationDepth.LOCAL)
                         .build());
         this.db = DatabaseClient.create(connections);
+        this.tx = TransactionalOperator.create(new R2dbcTransactionManager(connections));
         if (connections instanceof ConnectionPool pool) {
             // open the connections now, so the first selection after a start does not pay for them
             pool.warmup().subscribe(null, e -> {});
@@ -68,19 +81,20 @@ class LeaseProposals implements DisposableBean {
     /** Most proposals in one statement. */
     static final int MAX_GROUP = 256;
 
-    private record Pending(DonorSelector.Plan plan, MonoSink<Void> done) {}
+    private record Pending(DonorSelector.Plan plan, MonoSink<Boolean> done) {}
 
     private final Queue<Pending> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger writing = new AtomicInteger();
 
     /**
-     * Records a PROPOSED lease. Under load the proposals of concurrent selections are grouped (group
-     * commit): while {@link #WRITERS} writes are in flight, new proposals queue and the next free
-     * writer inserts all of them with one statement. Alone, a proposal is written at once. If a
-     * grouped statement fails, each of its proposals is written alone, so one bad row fails only its
-     * own selection.
+     * Records a PROPOSED lease: true when written, false when its donor or target is at its
+     * in-flight cap. Under load the proposals of concurrent selections are grouped (group commit):
+     * while {@link #WRITERS} writes are in flight, new proposals queue and the next free writer
+     * admits and inserts all of them in one transaction. Alone, a proposal is written at once. If a
+     * grouped write fails, each of its proposals is written alone, so one bad row fails only its own
+     * selection.
      */
-    Mono<Void> record(DonorSelector.Plan p) {
+    Mono<Boolean> record(DonorSelector.Plan p) {
         return Mono.create(sink -> {
             queue.add(new Pending(p, sink));
             drain();
@@ -115,8 +129,13 @@ class LeaseProposals implements DisposableBean {
 
     /** Writes the group and answers each of its proposals; never fails itself. */
     private Mono<Void> write(List<Pending> group) {
-        return insert(group.stream().map(Pending::plan).toList())
-                .doOnSuccess(v -> group.forEach(g -> g.done().success()))
+        return admitAndInsert(group.stream().map(Pending::plan).toList())
+                .doOnNext(admitted -> {
+                    for (int i = 0; i < admitted.length; i++) {
+                        group.get(i).done().success(admitted[i]);
+                    }
+                })
+                .then()
                 .onErrorResume(e -> {
                     if (group.size() == 1) {
                         group.getFirst().done().error(e);
@@ -126,6 +145,28 @@ class LeaseProposals implements DisposableBean {
                             .flatMap(g -> write(List.of(g)))
                             .then();
                 });
+    }
+
+    /** One transaction: lock and count the parties, then insert the proposals that fit under the caps. */
+    private Mono<boolean[]> admitAndInsert(List<DonorSelector.Plan> plans) {
+        ReuseSettings caps = settings.current();
+        List<InflightCaps.Parties> parties = plans.stream()
+                .map(p -> new InflightCaps.Parties(p.donor().id(), p.target().id()))
+                .toList();
+        return InflightCaps.lockAndCount(
+                        db, parties, clock.instant(), caps.maxInflightPerDonor(), caps.maxInflightPerTarget())
+                .flatMap(counts -> {
+                    boolean[] admitted = InflightCaps.admit(
+                            parties, counts, caps.maxInflightPerDonor(), caps.maxInflightPerTarget());
+                    List<DonorSelector.Plan> fit = new ArrayList<>(plans.size());
+                    for (int i = 0; i < admitted.length; i++) {
+                        if (admitted[i]) {
+                            fit.add(plans.get(i));
+                        }
+                    }
+                    return (fit.isEmpty() ? Mono.<Void>empty() : insert(fit)).thenReturn(admitted);
+                })
+                .as(tx::transactional);
     }
 
     private Mono<Void> insert(List<DonorSelector.Plan> plans) {

@@ -128,23 +128,29 @@ class SelectionService {
     }
 
     /**
-     * Writes the PROPOSED lease and answers with its hint. The write runs to its end even when the
+     * Writes the PROPOSED lease and answers with its hint, or NO_HINT AT_CAPACITY when the store
+     * found the donor or target at its in-flight cap (another selection, of any replica, took the
+     * last place since this one was planned). The write runs to its end even when the
      * router's deadline cancels the answer: a write cancelled in flight may still commit, so the
      * lease it leaves is withdrawn ({@link ProposalAbandoned}) instead of pinning for nobody.
      */
     private Mono<SelectionApi.Response> propose(DonorSelector.Plan plan) {
         Sinks.One<Boolean> written = Sinks.one();
-        proposals.record(plan).subscribe(null, written::tryEmitError, () -> written.tryEmitValue(true));
+        proposals.record(plan).subscribe(written::tryEmitValue, written::tryEmitError);
         return written.asMono()
-                .then(Mono.fromSupplier(() -> {
-                    inflight.proposed(plan.donor().id(), plan.target().id());
+                .map(admitted -> {
                     storeDownUntil.set(0);
+                    if (!admitted) {
+                        // another selection (of this replica or another) took the last place first
+                        return SelectionApi.Response.noHint(NoHintReason.AT_CAPACITY);
+                    }
+                    inflight.proposed(plan.donor().id(), plan.target().id());
                     return SelectionApi.Response.hint(
                             plan.leaseId(),
                             plan.hint(),
                             new SelectionApi.Predicted(
                                     plan.fetchBlocks(), plan.transferMs(), plan.recomputeMs(), plan.gainMs()));
-                }))
+                })
                 .onErrorResume(e -> {
                     storeDownUntil.set(
                             System.nanoTime() + properties.storeBackoff().toNanos());
@@ -152,6 +158,7 @@ class SelectionService {
                     return Mono.just(SelectionApi.Response.noHint(NoHintReason.STORE_UNAVAILABLE));
                 })
                 .doOnCancel(() -> written.asMono()
+                        .filter(admitted -> admitted)
                         .subscribe(
                                 ok -> events.publishEvent(new ProposalAbandoned(
                                         plan.leaseId(), "the router's deadline passed before its answer")),

@@ -69,6 +69,8 @@ class OpenApiConfiguration {
         add(responses, "400", "Malformed request, invalid field or parameter");
         add(responses, "401", "Missing, unknown or revoked bearer token");
         add(responses, "403", "The token's role or ownership does not allow the call");
+        add(responses, "414", "Request line too long (the connection is closed)");
+        add(responses, "431", "Request headers too large (the connection is closed)");
         if (path.contains("{")) {
             add(responses, "404", "The addressed resource does not exist or is not visible to the caller");
         }

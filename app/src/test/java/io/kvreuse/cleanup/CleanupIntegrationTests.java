@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvreuse.error.KvReuseException;
+import io.kvreuse.incarnation.IncarnationState;
 import io.kvreuse.incarnation.LivenessSweeper;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.security.Role;
@@ -218,6 +219,113 @@ class CleanupIntegrationTests {
                         .get("/api/v1/cleanup/plans/" + planId, tokens.operator())
                         .get("status"))
                 .isEqualTo("EXECUTED");
+    }
+
+    @Test
+    void aLiveEngineThatOwnsABankIsNeverPlannedFor() {
+        w.fleet
+                .postRaw("/api/v1/cleanup/plans", tokens.operator(), Map.of("incarnationId", w.donor.id()))
+                .expectStatus()
+                .isEqualTo(422)
+                .expectHeader()
+                .contentType("application/problem+json")
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/not-a-cleanup-candidate")
+                .jsonPath("$.currentState")
+                .isEqualTo("READY")
+                .jsonPath("$.planId")
+                .doesNotExist();
+        w.fleet.post("/api/v1/incarnations/" + w.donor.id() + "/drain", w.donor.token(), Map.of(), 200);
+        assertThatThrownBy(() -> cleanup.plan(id(w.donor), OPERATOR).block())
+                .isInstanceOfSatisfying(KvReuseException.class, e -> {
+                    assertThat(e.slug()).isEqualTo("not-a-cleanup-candidate");
+                    assertThat(e.properties()).containsEntry("currentState", IncarnationState.DRAINING);
+                });
+        assertThat(plans(w.donor)).as("no plan stored for a live engine").isEmpty();
+        assertThat(bankState()).as("the live engine keeps its bank").isNotEqualTo("DROPPED");
+        assertThat(w.fleet
+                        .get("/api/v1/incarnations/" + w.donor.id(), tokens.operator())
+                        .get("state"))
+                .isEqualTo("DRAINING");
+    }
+
+    @Test
+    void aNewPlanSupersedesTheOlderUnexecutedOnesAndOnlyTheNewestRuns() {
+        suspectDonor();
+        List<String> made = new java.util.ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            made.add((String) w.fleet
+                    .post("/api/v1/cleanup/plans", tokens.operator(), Map.of("incarnationId", w.donor.id()), 201)
+                    .get("planId"));
+        }
+        // operators retrying at once: plan making of one incarnation serializes
+        List<CleanupRecords.Plan> racing = reactor.core.publisher.Flux.range(0, 8)
+                .flatMap(i -> cleanup.plan(id(w.donor), OPERATOR))
+                .collectList()
+                .block(Duration.ofSeconds(30));
+        assertThat(racing).hasSize(8);
+        Map<String, String> states = plans(w.donor);
+        assertThat(states).hasSize(11);
+        assertThat(states.values().stream().filter("PLANNED"::equals)).hasSize(1);
+        String newest = states.entrySet().stream()
+                .filter(e -> e.getValue().equals("PLANNED"))
+                .findFirst()
+                .orElseThrow()
+                .getKey();
+        assertThat(made).doesNotContain(newest);
+
+        w.fleet
+                .postRaw(
+                        "/api/v1/cleanup/plans/" + made.getFirst() + "/execute",
+                        tokens.operator(),
+                        Map.of("reason", "host failed", "quiescenceAttested", true))
+                .expectStatus()
+                .isEqualTo(409)
+                .expectHeader()
+                .contentType("application/problem+json")
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/cleanup-plan-superseded")
+                .jsonPath("$.planId")
+                .isEqualTo(made.getFirst());
+        assertThat(w.fleet
+                        .get("/api/v1/incarnations/" + w.donor.id(), tokens.operator())
+                        .get("state"))
+                .as("a superseded plan changes nothing")
+                .isEqualTo("SUSPECT");
+        assertThat(w.fleet
+                        .get("/api/v1/cleanup/plans/" + made.getFirst(), tokens.operator())
+                        .get("status"))
+                .isEqualTo("STALE");
+
+        Map<String, Object> outcome = w.fleet.post(
+                "/api/v1/cleanup/plans/" + newest + "/execute",
+                tokens.operator(),
+                Map.of("reason", "host failed", "quiescenceAttested", false),
+                200);
+        assertThat(outcome.get("state")).isEqualTo("RECLAIMED");
+        assertThat(plans(w.donor).values()).containsOnly("STALE", "EXECUTED").containsOnlyOnce("EXECUTED");
+    }
+
+    private Map<String, String> plans(Fleet.Engine e) {
+        Map<String, String> states = new java.util.LinkedHashMap<>();
+        db.sql(
+                        "SELECT plan_id::text AS plan_id, state FROM cleanup_plan WHERE incarnation_id = CAST(:i AS UUID) ORDER BY created_at")
+                .bind("i", e.id())
+                .map((r, m) -> Map.entry(r.get("plan_id", String.class), r.get("state", String.class)))
+                .all()
+                .doOnNext(en -> states.put(en.getKey(), en.getValue()))
+                .blockLast();
+        return states;
+    }
+
+    private String bankState() {
+        return db.sql("SELECT state FROM retained_bank WHERE bank_id = CAST(:b AS UUID)")
+                .bind("b", w.bankId)
+                .map((r, m) -> r.get("state", String.class))
+                .one()
+                .block();
     }
 
     private String transferring() {

@@ -190,8 +190,12 @@ class DonorSelectionIntegrationTests {
                     return "NO_HINT".equals(r.get("decision"));
                 },
                 "no hint from a draining donor");
-        assertThat(fleet.get("/api/v1/banks/" + donor.bankId(), tokens.operator()))
-                .containsEntry("state", "UNPUBLISHED");
+        // the bank follows its owner's state asynchronously (the directory may see DRAINING first)
+        SelectionTestSupport.await(
+                () -> "UNPUBLISHED"
+                        .equals(fleet.get("/api/v1/banks/" + donor.bankId(), tokens.operator())
+                                .get("state")),
+                "bank of a draining donor unpublished");
     }
 
     @Test

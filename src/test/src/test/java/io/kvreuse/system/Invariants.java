@@ -10,7 +10,8 @@ import java.util.List;
 
 /**
  * The DESIGN invariants (§3, §6), read from PostgreSQL after a scenario: pins, destination
- * allocations, fencing at grant time, the UNCERTAIN rule, releases and the audit trail. Each rule is
+ * allocations, fencing at grant time, the UNCERTAIN rule, releases, the audit trail and the
+ * in-flight caps. Each rule is
  * one query returning the offending rows; all rules run in one snapshot, so a fleet still under
  * load is judged on a consistent state.
  */
@@ -127,6 +128,8 @@ final class Invariants {
                     SELECT t.subject_id AS lease_id, t.event_id, t.from_state, t.to_state FROM %s t
                     WHERE NOT EXISTS (SELECT 1 FROM %s
                           WHERE allowed.from_state = t.from_state AND allowed.to_state = t.to_state)""".formatted(LEASE_MOVES, ALLOWED_MOVES)),
+            new Rule("donor over its in-flight cap (maxInflightPerDonor)", overCap("donor", "maxInflightPerDonor")),
+            new Rule("target over its in-flight cap (maxInflightPerTarget)", overCap("target", "maxInflightPerTarget")),
             new Rule("audited transition of a lease that does not exist", """
                     SELECT t.subject_id, t.event_id, t.from_state, t.to_state FROM %s t
                     WHERE NOT EXISTS (SELECT 1 FROM lease l WHERE l.lease_id::text = t.subject_id)""".formatted(LEASE_MOVES)));
@@ -201,6 +204,24 @@ final class Invariants {
                 SELECT b.bank_id, b.rank, b.seq_hash, b.slot, b.pin_count, COALESCE(live.pins, 0) AS pins_held, live.leases
                 FROM bank_block b LEFT JOIN live USING (bank_id, rank, seq_hash)
                 WHERE b.pin_count %s COALESCE(live.pins, 0)""".formatted(comparison);
+    }
+
+    /**
+     * Parties with more live leases than the cap of the stored reuse settings, counted as selection
+     * counts them (every state that may hold memory, and PROPOSED until its TTL). Only a party that
+     * was granted a lease after the settings last changed is judged: lowering a cap at runtime
+     * leaves the leases already granted alone, and only later grants must respect it.
+     */
+    private static String overCap(String side, String setting) {
+        return """
+                WITH cap AS (SELECT (settings->>'%2$s')::int AS cap, updated_at FROM reuse_settings WHERE id = 1),
+                live AS (SELECT %1$s_incarnation_id AS incarnation_id, created_at FROM lease
+                         WHERE state IN ('SOURCE_PINNED', 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')
+                            OR (state = 'PROPOSED' AND ttl_deadline > now()))
+                SELECT live.incarnation_id, count(*) AS live_leases, cap.cap
+                FROM live CROSS JOIN cap
+                GROUP BY live.incarnation_id, cap.cap, cap.updated_at
+                HAVING count(*) > cap.cap AND max(live.created_at) >= cap.updated_at""".formatted(side, setting);
     }
 
     /** Forward moves of a lease made after one of its parties had already moved past the lease's epoch. */

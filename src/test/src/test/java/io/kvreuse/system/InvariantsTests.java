@@ -246,6 +246,44 @@ class InvariantsTests {
     }
 
     @Test
+    void moreLiveLeasesThanTheDonorCap() throws Exception {
+        sql("UPDATE reuse_settings SET settings = settings || '{\"maxInflightPerDonor\": 1}', updated_at = now()");
+        UUID second = UUID.randomUUID();
+        lease(second, "PROPOSED", 0, 1);
+        assertThat(Invariants.violations(db))
+                .as("a PROPOSED lease past its TTL holds nothing and does not count")
+                .isEmpty();
+        sql("UPDATE lease SET ttl_deadline = now() + interval '1 minute' WHERE lease_id = '" + second + "'");
+        assertOnly("donor over its in-flight cap", DONOR);
+    }
+
+    @Test
+    void moreLiveLeasesThanTheTargetCap() throws Exception {
+        sql("UPDATE reuse_settings SET settings = settings || '{\"maxInflightPerTarget\": 1}', updated_at = now()");
+        UUID second = UUID.randomUUID();
+        lease(second, "PROPOSED", 0, 1);
+        sql("UPDATE lease SET ttl_deadline = now() + interval '1 minute' WHERE lease_id = '" + second + "'");
+        assertOnly("target over its in-flight cap", TARGET);
+    }
+
+    @Test
+    void aCapLoweredBelowTheLeasesAlreadyGrantedIsJudgedOnlyOnLaterGrants() throws Exception {
+        UUID second = UUID.randomUUID();
+        lease(second, "PROPOSED", 0, 1);
+        sql("UPDATE lease SET ttl_deadline = now() + interval '1 minute', created_at = now() - interval '1 hour'"
+                + " WHERE lease_id = '" + second + "'");
+        sql("UPDATE lease SET created_at = now() - interval '1 hour' WHERE lease_id = '" + ACTIVE + "'");
+        sql(
+                "UPDATE reuse_settings SET settings = settings || '{\"maxInflightPerDonor\": 1, \"maxInflightPerTarget\": 10}',"
+                        + " updated_at = now()");
+        assertThat(Invariants.violations(db)).isEmpty();
+        UUID later = UUID.randomUUID();
+        lease(later, "PROPOSED", 0, 1);
+        sql("UPDATE lease SET ttl_deadline = now() + interval '1 minute' WHERE lease_id = '" + later + "'");
+        assertOnly("donor over its in-flight cap", DONOR);
+    }
+
+    @Test
     void auditedMoveOfAnUnknownLease() throws Exception {
         UUID ghost = UUID.randomUUID();
         audit(4_000, "lease", ghost, "TRANSITION", "PROPOSED", "SOURCE_PINNED", 1);
@@ -304,6 +342,10 @@ class InvariantsTests {
     /** A small history the real product could have written: audit ids from 1000 on, epochs at READY = 2. */
     private static void history(Statement s) throws SQLException {
         s.execute("SELECT setval('audit_event_event_id_seq', 1000)");
+        // the caps the history respects: one live lease (ACTIVE) per donor and per target
+        s.execute("""
+                INSERT INTO reuse_settings (id, settings, updated_by)
+                VALUES (1, '{"maxInflightPerDonor": 2, "maxInflightPerTarget": 2}', 'test')""");
         s.execute("""
                 INSERT INTO layout_domain (domain_id, status, contract, model_id, transport_class, block_size_tokens,
                     bytes_per_block_per_rank, num_kv_heads, tp_size, dp_size, pp_size, cp_size, certified_by)

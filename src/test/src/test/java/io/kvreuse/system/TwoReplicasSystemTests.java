@@ -25,8 +25,9 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * Two control-plane processes of the built jar on one PostgreSQL, serving one fleet concurrently:
- * orders are handed out once across both, and every lease transition happens once even when the
- * same report reaches both replicas at the same moment.
+ * orders are handed out once across both, every lease transition happens once even when the
+ * same report reaches both replicas at the same moment, and the in-flight cap of a donor holds
+ * across both replicas' concurrent single and batch selections.
  */
 class TwoReplicasSystemTests {
 
@@ -159,6 +160,98 @@ class TwoReplicasSystemTests {
         }
     }
 
+    @Test
+    void theDonorCapHoldsAcrossReplicasUnderParallelSingleAndBatchSelections() throws Exception {
+        int cap = 3;
+        String operator = "kvr_system-" + UUID.randomUUID();
+        try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
+            Map<String, String> env = Map.of(
+                    "KVREUSE_DB_URL",
+                    "jdbc:postgresql://localhost:" + pg.getPort() + "/postgres",
+                    "KVREUSE_DB_USER",
+                    "postgres",
+                    "KVREUSE_DB_PASSWORD",
+                    "postgres",
+                    "KVREUSE_BOOTSTRAP_TOKEN",
+                    operator);
+            try (KvReuseProcess a = KvReuseProcess.start(home.resolve("a"), env);
+                    KvReuseProcess b = KvReuseProcess.start(home.resolve("b"), env)) {
+                Api[] replicas = {new Api(a.baseUrl()), new Api(b.baseUrl())};
+                Fleet fleet = Fleet.build(replicas[0], operator, cap);
+                // a hint from each replica proves it runs on these settings and indexed the bank; the
+                // two warm-up leases are aborted at once and hold nothing
+                for (Api api : replicas) {
+                    String warm = fleet.propose(api);
+                    ok(api.post(
+                            "/api/v1/leases/" + warm + "/abort",
+                            fleet.target,
+                            Map.of("fencingEpoch", fleet.targetEpoch, "reason", "warm-up")));
+                }
+                List<Callable<List<String>>> calls = new ArrayList<>();
+                for (int i = 0; i < 4; i++) {
+                    Api api = replicas[i % 2];
+                    calls.add(() -> {
+                        List<Map<String, Object>> selections = new ArrayList<>();
+                        for (int k = 0; k < 50; k++) {
+                            selections.add(fleet.selection());
+                        }
+                        Api.Response r = api.post(
+                                "/api/v1/donor-selections/batch", fleet.router, Map.of("selections", selections));
+                        ok(r);
+                        List<String> decisions = new ArrayList<>();
+                        r.json().get("results").forEach(d -> decisions.add(decision(d)));
+                        return decisions;
+                    });
+                }
+                for (int i = 0; i < 40; i++) {
+                    Api api = replicas[i % 2];
+                    calls.add(() -> {
+                        Api.Response r = api.post("/api/v1/donor-selections", fleet.router, fleet.selection());
+                        ok(r);
+                        return List.of(decision(r.json()));
+                    });
+                }
+                ExecutorService pool = Executors.newFixedThreadPool(24);
+                List<String> decisions = new ArrayList<>();
+                try {
+                    for (Future<List<String>> f : pool.invokeAll(calls, 120, TimeUnit.SECONDS)) {
+                        decisions.addAll(f.get());
+                    }
+                } finally {
+                    pool.shutdownNow();
+                }
+                assertThat(decisions).hasSize(240);
+                assertThat(decisions.stream().filter(d -> d.startsWith("HINT")))
+                        .as("hints granted across both replicas")
+                        .hasSize(cap);
+                assertThat(decisions.stream().filter(d -> !d.startsWith("HINT")))
+                        .as("every other answer")
+                        .containsOnly("NO_HINT AT_CAPACITY");
+                try (Connection db = pg.getPostgresDatabase().getConnection()) {
+                    assertThat(scalar(
+                                    db,
+                                    "SELECT count(*) FROM lease WHERE donor_incarnation_id = '" + fleet.donorId
+                                            + "' AND state = 'PROPOSED'"))
+                            .as("leases written")
+                            .isEqualTo(cap);
+                    Invariants.assertHold(db);
+                }
+            }
+        }
+    }
+
+    private static String decision(JsonNode answer) {
+        String decision = answer.get("decision").asString();
+        if (decision.equals("HINT")) {
+            assertThat(answer.has("leaseId")).as(answer.toString()).isTrue();
+            return "HINT " + answer.get("leaseId").asString();
+        }
+        assertThat(answer.has("leaseId") || answer.has("hint"))
+                .as(answer.toString())
+                .isFalse();
+        return decision + " " + answer.get("reason").asString();
+    }
+
     private static void both(ExecutorService pool, Api[] replicas, String path, String token, Object body)
             throws Exception {
         List<Callable<Api.Response>> calls =
@@ -195,6 +288,11 @@ class TwoReplicasSystemTests {
         List<String> chain;
 
         static Fleet build(Api api, String operator) throws Exception {
+            return build(api, operator, LEASES * 4);
+        }
+
+        /** The fleet, with at most {@code donorCap} leases in flight on the donor. */
+        static Fleet build(Api api, String operator, int donorCap) throws Exception {
             Fleet f = new Fleet();
             f.donor = token(api, operator, "ENGINE");
             f.target = token(api, operator, "ENGINE");
@@ -260,7 +358,11 @@ class TwoReplicasSystemTests {
                     "transferDeadlineMs",
                     120_000,
                     "abandonDeadlineMs",
-                    300_000));
+                    300_000,
+                    "maxInflightPerDonor",
+                    donorCap,
+                    "maxInflightPerTarget",
+                    100_000));
             ok(api.put("/api/v1/settings/reuse", operator, s));
             f.agentEpoch = created(api.post(
                             "/api/v1/agents",
@@ -305,6 +407,21 @@ class TwoReplicasSystemTests {
                                             "rank", 0, "gpuOrdinal", ordinal, "gpuUuid", "GPU-" + UUID.randomUUID())))))
                     .get("incarnationId")
                     .asString();
+        }
+
+        /** One selection of the whole chain for the target, with a generous deadline. */
+        Map<String, Object> selection() {
+            return Map.of(
+                    "requestId",
+                    UUID.randomUUID().toString(),
+                    "targetIncarnationId",
+                    targetId,
+                    "seqHashes",
+                    chain,
+                    "localPrefixBlocks",
+                    0,
+                    "deadlineMs",
+                    10_000);
         }
 
         /** A selection on the given replica; waits until that replica's index has seen the bank. */

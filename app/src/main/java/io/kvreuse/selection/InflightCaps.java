@@ -1,0 +1,114 @@
+package io.kvreuse.selection;
+
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.UUID;
+import org.springframework.r2dbc.core.DatabaseClient;
+import reactor.core.publisher.Mono;
+
+/**
+ * The in-flight caps, enforced where PROPOSED leases are written, inside the writing transaction:
+ * it takes a transaction-level advisory lock per donor and per target of the group (in key order,
+ * so writers never deadlock), counts the live leases of each in PostgreSQL — every replica's, since
+ * the locks are PostgreSQL's — and admits the group's proposals in order, each counting the ones
+ * admitted before it. The in-memory counts of {@link InflightLeases} only spare the store
+ * selections that would certainly be refused.
+ */
+final class InflightCaps {
+
+    /** Advisory lock class of in-flight counting ("kvif"); the two-key lock space is apart from the sweepers'. */
+    static final int LOCK_CLASS = 0x6b76_6966;
+
+    /** Live leases, as the partial indexes {@code lease_active_donor} and {@code lease_active_target} hold them. */
+    static final String LIVE = """
+            state IN ('PROPOSED', 'SOURCE_PINNED', 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')
+            AND (state <> 'PROPOSED' OR ttl_deadline > :now)""";
+
+    /** Live leases of each donor and each target already stored. */
+    record Counts(Map<UUID, Integer> donors, Map<UUID, Integer> targets) {}
+
+    /** One proposal's parties. */
+    record Parties(UUID donor, UUID target) {}
+
+    private InflightCaps() {}
+
+    /**
+     * Locks every party of the group and reads their live leases, each count stopping at its cap
+     * (work bounded by parties × cap); call inside the writing transaction.
+     */
+    static Mono<Counts> lockAndCount(
+            DatabaseClient db, List<Parties> group, Instant now, int maxPerDonor, int maxPerTarget) {
+        TreeSet<Integer> keys = new TreeSet<>();
+        TreeSet<UUID> donors = new TreeSet<>();
+        TreeSet<UUID> targets = new TreeSet<>();
+        for (Parties p : group) {
+            keys.add(key(p.donor()));
+            keys.add(key(p.target()));
+            donors.add(p.donor());
+            targets.add(p.target());
+        }
+        Map<UUID, Integer> donorCounts = new HashMap<>();
+        Map<UUID, Integer> targetCounts = new HashMap<>();
+        // the count is its own statement: its snapshot must begin after the locks are held
+        return db.sql("""
+                        SELECT pg_advisory_xact_lock(:cls, k) IS NULL AS locked
+                        FROM (SELECT k FROM unnest(CAST(:keys AS INTEGER[])) AS k ORDER BY k) AS ordered
+                        """)
+                .bind("cls", LOCK_CLASS)
+                .bind("keys", keys.toArray(Integer[]::new))
+                .map((r, m) -> 1)
+                .all()
+                .then(db.sql("SELECT d.id, 'D' AS side, (SELECT count(*) FROM (SELECT 1 FROM lease"
+                                + " WHERE donor_incarnation_id = d.id AND " + LIVE + " LIMIT :donorCap) AS l) AS n"
+                                + " FROM unnest(CAST(:donors AS UUID[])) AS d(id) UNION ALL"
+                                + " SELECT t.id, 'T', (SELECT count(*) FROM (SELECT 1 FROM lease"
+                                + " WHERE target_incarnation_id = t.id AND " + LIVE + " LIMIT :targetCap) AS l)"
+                                + " FROM unnest(CAST(:targets AS UUID[])) AS t(id)")
+                        .bind("donors", donors.stream().map(UUID::toString).toArray(String[]::new))
+                        .bind("targets", targets.stream().map(UUID::toString).toArray(String[]::new))
+                        .bind("donorCap", maxPerDonor)
+                        .bind("targetCap", maxPerTarget)
+                        .bind("now", now.atOffset(ZoneOffset.UTC))
+                        .map((r, m) -> {
+                            Map<UUID, Integer> side =
+                                    "D".equals(r.get("side", String.class)) ? donorCounts : targetCounts;
+                            side.put(
+                                    r.get("id", UUID.class),
+                                    r.get("n", Long.class).intValue());
+                            return 1;
+                        })
+                        .all()
+                        .then())
+                .then(Mono.fromSupplier(() -> new Counts(donorCounts, targetCounts)));
+    }
+
+    /**
+     * Which proposals of the group fit under the caps, in order: each counts the stored live leases
+     * of its donor and target and the proposals of the group admitted before it.
+     */
+    static boolean[] admit(List<Parties> group, Counts stored, int maxPerDonor, int maxPerTarget) {
+        Map<UUID, Integer> donors = new HashMap<>(stored.donors());
+        Map<UUID, Integer> targets = new HashMap<>(stored.targets());
+        boolean[] admitted = new boolean[group.size()];
+        for (int i = 0; i < admitted.length; i++) {
+            Parties p = group.get(i);
+            int d = donors.getOrDefault(p.donor(), 0);
+            int t = targets.getOrDefault(p.target(), 0);
+            if (d < maxPerDonor && t < maxPerTarget) {
+                admitted[i] = true;
+                donors.put(p.donor(), d + 1);
+                targets.put(p.target(), t + 1);
+            }
+        }
+        return admitted;
+    }
+
+    static int key(UUID id) {
+        long x = id.getMostSignificantBits() ^ id.getLeastSignificantBits();
+        return (int) (x ^ (x >>> 32));
+    }
+}
