@@ -2,6 +2,8 @@ package io.kvreuse.web;
 
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.web.Problems.Problem;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -16,6 +18,7 @@ import org.springframework.dao.TransientDataAccessException;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.observation.ServerRequestObservationContext;
 import org.springframework.security.access.AccessDeniedException;
 import org.springframework.stereotype.Component;
 import org.springframework.web.bind.support.WebExchangeBindException;
@@ -26,11 +29,15 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.ServerWebInputException;
 import org.springframework.web.server.UnsupportedMediaTypeStatusException;
 import org.springframework.web.server.WebExceptionHandler;
+import org.springframework.web.util.DisconnectedClientHelper;
 import reactor.core.publisher.Mono;
 
 /**
  * Renders every error of the JSON API as {@code application/problem+json}. Runs before Boot's
- * default handler; browser pages of the admin UI are left to their own HTML error handling.
+ * default handler; browser pages of the admin UI are left to their own HTML error handling. A client
+ * that went away (closed mid-body, reset the connection) is nobody's error: it gets no answer, is
+ * logged at DEBUG, counted in {@code kvreuse.http.client.aborts} and shows in
+ * {@code http.server.requests} with outcome UNKNOWN, never as a 500.
  */
 @Component
 @Order(-2)
@@ -39,13 +46,20 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
     private static final Log log = LogFactory.getLog(ProblemWebExceptionHandler.class);
 
     private final ProblemWriter writer;
+    private final Counter clientAborts;
 
-    ProblemWebExceptionHandler(ProblemWriter writer) {
+    ProblemWebExceptionHandler(ProblemWriter writer, MeterRegistry meters) {
         this.writer = writer;
+        this.clientAborts = Counter.builder("kvreuse.http.client.aborts")
+                .description("requests whose client closed the connection before the answer (e.g. mid-body)")
+                .register(meters);
     }
 
     @Override
     public Mono<Void> handle(ServerWebExchange exchange, Throwable ex) {
+        if (DisconnectedClientHelper.isClientDisconnectedException(ex)) {
+            return clientAborted(exchange, ex);
+        }
         if (exchange.getResponse().isCommitted() || isBrowserPage(exchange)) {
             return Mono.error(ex);
         }
@@ -61,6 +75,18 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
             exchange.getResponse().getHeaders().set("Retry-After", "1");
         }
         return writer.write(exchange, problem);
+    }
+
+    /** Nobody is left to answer: count it, and let the exchange end quietly. */
+    private Mono<Void> clientAborted(ServerWebExchange exchange, Throwable ex) {
+        clientAborts.increment();
+        ServerRequestObservationContext.findCurrent(exchange.getAttributes())
+                .ifPresent(c -> c.setConnectionAborted(true));
+        if (log.isDebugEnabled()) {
+            log.debug(exchange.getRequest().getMethod() + " "
+                    + exchange.getRequest().getPath() + ": the client closed the connection before the answer: " + ex);
+        }
+        return Mono.empty();
     }
 
     private static boolean isBrowserPage(ServerWebExchange exchange) {
