@@ -71,6 +71,9 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
         } else {
             log.warn(where + " -> " + problem.status().value() + " " + problem.slug() + ": " + problem.detail());
         }
+        if (problem.status() == HttpStatus.REQUEST_TIMEOUT) {
+            exchange.getResponse().getHeaders().set("Connection", "close"); // the rest of the body is not awaited
+        }
         if (problem.status() == HttpStatus.SERVICE_UNAVAILABLE) {
             exchange.getResponse().getHeaders().set("Retry-After", "1");
         }
@@ -100,6 +103,14 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
     static Problem toProblem(Throwable ex) {
         return switch (ex) {
             case KvReuseException e -> Problems.of(e);
+            // Reactor Netty's body timeout (kvreuse.http.body-read-timeout); its exception type is not public
+            case Throwable e
+            when hasCauseNamed(e, "reactor.netty.http.server.RequestTimeoutException") ->
+                new Problem(
+                        HttpStatus.REQUEST_TIMEOUT,
+                        "request-timeout",
+                        "Request timeout",
+                        "the request body did not arrive within kvreuse.http.body-read-timeout");
             case WebExchangeBindException e -> Problems.invalidFields(fieldErrors(e));
             case ServerWebInputException e -> inputProblem(e);
             case UnsupportedMediaTypeStatusException e ->
@@ -219,6 +230,15 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
             }
         }
         return "";
+    }
+
+    private static boolean hasCauseNamed(Throwable ex, String type) {
+        for (Throwable t = ex; t != null; t = t.getCause()) {
+            if (t.getClass().getName().equals(type)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean hasCause(Throwable ex, Class<? extends Throwable> type) {
