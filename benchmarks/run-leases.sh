@@ -23,7 +23,8 @@ WORK="$(mktemp -d)"
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])')"
 TOKEN="kvr_bench-$(cat /proc/sys/kernel/random/uuid)"
 LOG="$WORK/kvreuse.log"
-KVREUSE_HOME="$WORK/home" KVREUSE_BOOTSTRAP_TOKEN="$TOKEN" SERVER_PORT="$PORT" \
+# fsync and synchronous_commit off, as in the recorded runs (the product default is durable)
+KVREUSE_HOME="$WORK/home" KVREUSE_BOOTSTRAP_TOKEN="$TOKEN" SERVER_PORT="$PORT" KVREUSE_EMBEDDEDDATABASE_DURABLE=false \
   "$JAVA" -Xmx1g --enable-native-access=ALL-UNNAMED -jar app/target/kvreuse.jar >"$LOG" 2>&1 &
 APP=$!
 trap 'kill $APP 2>/dev/null; wait $APP 2>/dev/null; rm -rf "$WORK"' EXIT
@@ -83,7 +84,7 @@ node agents (\`benchmarks/run-leases.sh $DURATION $PIPELINES $WINDOW $WARMUP\`):
 destination → PIN acknowledgement → order claim → part DONE → DELIVERED notice → commit → UNPIN
 acknowledgement, every lease ending RELEASED with outcome COMMITTED (counted from the UNPIN
 answers). The control plane runs in its embedded PostgreSQL 17 mode (the development database, started with
-\`fsync\` and \`synchronous_commit\` off; pgbench below runs against the same settings); driver,
+\`fsync\` and \`synchronous_commit\` off through \`KVREUSE_EMBEDDEDDATABASE_DURABLE=false\`; pgbench below runs against the same settings); driver,
 control plane and PostgreSQL share one machine ($(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)).
 Target: ≥ 1,000 lifecycles/s.
 

@@ -106,7 +106,13 @@ final class DatabaseEnvironmentPostProcessor implements EnvironmentPostProcessor
     private void useEmbedded(ConfigurableEnvironment env, Map<String, Object> props) {
         Path home = KvReuseHome.resolve(env);
         Path dataDir = home.resolve("pgdata");
-        EmbeddedPostgres pg = EmbeddedDatabase.start(dataDir);
+        EmbeddedDatabaseProperties embedded = EmbeddedDatabaseProperties.from(env);
+        EmbeddedPostgres pg = EmbeddedDatabase.start(dataDir, embedded);
+        if (!embedded.durable()) {
+            log.warn("the embedded PostgreSQL runs with fsync and synchronous_commit off "
+                    + "(kvreuse.embedded-database.durable=false): a host crash loses acknowledged writes. "
+                    + "Meant for test suites only.");
+        }
         String hostPort = "localhost:" + pg.getPort() + "/postgres";
         log.warn("DEVELOPMENT MODE: no database configured (KVREUSE_DB_URL); using an embedded PostgreSQL "
                 + "on port " + pg.getPort() + " with its data in " + dataDir.toAbsolutePath()

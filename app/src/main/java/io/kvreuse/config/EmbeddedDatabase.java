@@ -29,7 +29,7 @@ final class EmbeddedDatabase {
 
     private EmbeddedDatabase() {}
 
-    static synchronized EmbeddedPostgres start(Path dataDirectory) {
+    static synchronized EmbeddedPostgres start(Path dataDirectory, EmbeddedDatabaseProperties props) {
         Path dir = dataDirectory.toAbsolutePath().normalize();
         EmbeddedPostgres existing = running.get(dir);
         if (existing != null) {
@@ -43,6 +43,10 @@ final class EmbeddedDatabase {
                     .setCleanDataDirectory(false)
                     .setPGStartupWait(Duration.ofSeconds(60))
                     .setServerConfig("max_connections", "200")
+                    // zonky starts PostgreSQL with fsync and synchronous_commit off; a 200 must survive a host crash
+                    .setServerConfig("fsync", props.onOff())
+                    .setServerConfig("synchronous_commit", props.onOff())
+                    .setServerConfig("full_page_writes", props.onOff())
                     // lease tables churn at the lease rate; look for vacuum work every 10 s, not every minute
                     .setServerConfig("autovacuum_naptime", "10s")
                     .start();
@@ -83,6 +87,14 @@ final class EmbeddedDatabase {
         running.values().forEach(EmbeddedDatabase::close);
         running.clear();
         stoppedByContext.countDown();
+    }
+
+    /** Stops the server on {@code dataDirectory}, if this JVM started one there. */
+    static synchronized void stop(Path dataDirectory) {
+        EmbeddedPostgres pg = running.remove(dataDirectory.toAbsolutePath().normalize());
+        if (pg != null) {
+            close(pg);
+        }
     }
 
     private static void close(EmbeddedPostgres pg) {

@@ -18,7 +18,9 @@ import java.util.UUID;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.event.EventListener;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
@@ -30,9 +32,12 @@ import reactor.core.publisher.Mono;
  * Moves silent incarnations to SUSPECT and then LOST. One replica sweeps at a time: each sweep
  * runs in a transaction that first takes a transaction-level advisory lock and gives up when another
  * replica holds it. The moves are set-based conditional updates, so even overlapping sweeps could
- * never move one incarnation twice. After a sweep that could not reach PostgreSQL, silence is
- * measured again only from the first sweep that did ({@link ObservedSilence}): heartbeats sent
- * during an outage were lost, not missed.
+ * never move one incarnation twice. Silence is measured only from the moment this replica could
+ * hear heartbeats ({@link ObservedSilence}): from its web server's start, and after a sweep that
+ * could not reach PostgreSQL from the first sweep that did; heartbeats sent while the control plane
+ * or its database was away were lost, not missed. One sweep moves an incarnation at most one state:
+ * SUSPECT to LOST runs before READY to SUSPECT, so a long silence shows as SUSPECT for at least a
+ * sweep interval, never as READY then LOST.
  */
 @Component
 @ConditionalOnProperty(name = "kvreuse.role", havingValue = "control-plane", matchIfMissing = true)
@@ -91,6 +96,12 @@ public class LivenessSweeper {
                 .then();
     }
 
+    /** Heartbeats can reach this replica from now on; silence before this moment was not observed. */
+    @EventListener(WebServerInitializedEvent.class)
+    void listening() {
+        silence.listening(clock.instant());
+    }
+
     /** One sweep now, as of the injected clock; the result says whether this call held the lock. */
     public Mono<SweepResult> sweepOnce() {
         return Mono.defer(() -> {
@@ -101,8 +112,9 @@ public class LivenessSweeper {
                 if (!locked) {
                     return Mono.just(false);
                 }
-                return move(CAN_GO_SUSPECT, SUSPECT, props.suspectAfter(), now, "missed heartbeats")
-                        .concatWith(move(List.of(SUSPECT), LOST, props.lostAfter(), now, "liveness gone"))
+                // LOST first: an incarnation this sweep makes SUSPECT is not also made LOST by it
+                return move(List.of(SUSPECT), LOST, props.lostAfter(), now, "liveness gone")
+                        .concatWith(move(CAN_GO_SUSPECT, SUSPECT, props.suspectAfter(), now, "missed heartbeats"))
                         .doOnNext(moved::add)
                         .then(Mono.just(true));
             });
@@ -140,7 +152,7 @@ public class LivenessSweeper {
             List<IncarnationState> from, IncarnationState to, Duration after, Instant now, String reason) {
         java.util.Optional<Instant> cutoff = silence.cutoff(now, after);
         if (cutoff.isEmpty()) {
-            return Flux.empty(); // too soon after a database outage to call anyone silent
+            return Flux.empty(); // too soon after a start or a database outage to call anyone silent
         }
         Instant silentSince = cutoff.get();
         return db.sql("""

@@ -7,16 +7,27 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * How long an incarnation has provably been silent, as one replica's liveness sweeper can tell.
- * While PostgreSQL is unreachable, engines' heartbeats cannot be recorded, so silence measured across
- * an outage says nothing about the engine. After a failed sweep, silence counts again only from the
- * first sweep that reached the database: until {@code after} has passed since then, nobody is judged
- * silent for {@code after}. Without this a database outage longer than {@code lost-after} would make
- * every engine of the fleet LOST (final) in the first sweep after it.
+ * Nobody is judged silent for time this replica was not watching: before its port opened, heartbeats
+ * could not reach it (a restart of the only replica, or of all of them, is not silence of the fleet);
+ * while PostgreSQL is unreachable, heartbeats cannot be recorded. So silence counts only from the
+ * moment the replica could hear again — its web server listening, then the first sweep that reached
+ * the database after a failed one — and until {@code after} has passed since then, nobody is judged
+ * silent for {@code after}. Without this a restart or an outage longer than {@code lost-after} would
+ * make every engine of the fleet LOST (final) in the first sweep after it.
  */
 final class ObservedSilence {
 
+    private boolean listening;
     private boolean failing;
     private @Nullable Instant observingSince;
+
+    /** The replica's web server accepts connections as of {@code now}: heartbeats can arrive. */
+    synchronized void listening(Instant now) {
+        if (!listening) {
+            listening = true;
+            observingSince = now;
+        }
+    }
 
     /** A sweep could not reach the database. */
     synchronized void failed() {
@@ -27,17 +38,19 @@ final class ObservedSilence {
     synchronized void reached(Instant now) {
         if (failing) {
             failing = false;
-            observingSince = now;
+            if (listening) {
+                observingSince = now;
+            }
         }
     }
 
     /**
-     * The heartbeat cutoff for "silent for {@code after} as of {@code now}", or empty while the
-     * database has been observable for less than {@code after} since an outage.
+     * The heartbeat cutoff for "silent for {@code after} as of {@code now}", or empty while this
+     * replica has been able to hear engines for less than {@code after}.
      */
     synchronized Optional<Instant> cutoff(Instant now, Duration after) {
         Instant cutoff = now.minus(after);
-        if (failing || observingSince != null && observingSince.isAfter(cutoff)) {
+        if (!listening || failing || observingSince == null || observingSince.isAfter(cutoff)) {
             return Optional.empty();
         }
         return Optional.of(cutoff);

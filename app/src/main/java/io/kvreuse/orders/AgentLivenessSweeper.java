@@ -3,11 +3,15 @@ package io.kvreuse.orders;
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.web.server.context.WebServerInitializedEvent;
+import org.springframework.context.event.EventListener;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
@@ -18,7 +22,9 @@ import reactor.core.publisher.Mono;
 /**
  * Marks node agents SUSPECT, then OFFLINE, when their heartbeats stop; a heartbeat or a
  * re-registration makes them ONLINE again. Runs on one replica at a time (advisory lock). An
- * OFFLINE agent's orders are not reassigned: a transfer it started may still be running.
+ * OFFLINE agent's orders are not reassigned: a transfer it started may still be running. As for
+ * engines, silence counts only from when this replica's web server listens (a control-plane restart
+ * is not the agents' silence), and one sweep moves an agent one state at most.
  */
 @Component
 class AgentLivenessSweeper {
@@ -31,6 +37,7 @@ class AgentLivenessSweeper {
     private final AuditTrail audit;
     private final Clock clock;
     private final AgentLivenessProperties properties;
+    private volatile @Nullable Instant listeningSince;
 
     AgentLivenessSweeper(
             DatabaseClient db,
@@ -43,6 +50,14 @@ class AgentLivenessSweeper {
         this.audit = audit;
         this.clock = clock;
         this.properties = properties;
+    }
+
+    /** Heartbeats can reach this replica from now on. */
+    @EventListener(WebServerInitializedEvent.class)
+    void listening() {
+        if (listeningSince == null) {
+            listeningSince = clock.instant();
+        }
     }
 
     @Scheduled(fixedDelayString = "${kvreuse.agents.sweep-interval:1s}")
@@ -75,18 +90,28 @@ class AgentLivenessSweeper {
                                OR (state = 'SUSPECT' AND last_heartbeat_at < :offline)
                             FOR UPDATE SKIP LOCKED)
                         UPDATE node_agent n
-                        SET state = CASE WHEN n.last_heartbeat_at < :offline THEN 'OFFLINE' ELSE 'SUSPECT' END
+                        SET state = CASE WHEN due.from_state = 'SUSPECT' THEN 'OFFLINE' ELSE 'SUSPECT' END
                         FROM due WHERE n.host_id = due.host_id
                         RETURNING n.host_id, due.from_state, n.state, n.agent_epoch
                         """)
-                .bind("suspect", now.minus(properties.suspectAfter()).atOffset(ZoneOffset.UTC))
-                .bind("offline", now.minus(properties.offlineAfter()).atOffset(ZoneOffset.UTC))
+                .bind("suspect", cutoff(now, properties.suspectAfter()).atOffset(ZoneOffset.UTC))
+                .bind("offline", cutoff(now, properties.offlineAfter()).atOffset(ZoneOffset.UTC))
                 .map((row, meta) -> new Moved(
                         row.get("host_id", String.class),
                         row.get("from_state", String.class),
                         row.get("state", String.class),
                         row.get("agent_epoch", Long.class)))
                 .all();
+    }
+
+    /**
+     * Heartbeats older than this are silence of {@code after}; before this replica has listened for
+     * {@code after}, a cutoff no heartbeat is older than (nobody is judged for time nobody watched).
+     */
+    private Instant cutoff(Instant now, Duration after) {
+        Instant since = listeningSince;
+        Instant cutoff = now.minus(after);
+        return since == null || since.isAfter(cutoff) ? Instant.EPOCH : cutoff;
     }
 
     /** One agent's change of liveness. */

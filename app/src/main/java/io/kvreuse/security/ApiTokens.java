@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
@@ -20,7 +21,8 @@ import reactor.core.publisher.Mono;
 /**
  * API tokens: minted by operators, stored as digests, resolved on every request through a short
  * cache so the router's hot path does not pay a database round trip per call. A revocation takes
- * effect at once on this replica and within {@link #CACHE_TTL} on the others.
+ * effect at once on this replica and within {@link #CACHE_TTL} on the others (plus the time
+ * PostgreSQL takes to answer, when that is longer than {@link #REVERIFY_WAIT}).
  */
 @Service
 public class ApiTokens {
@@ -33,10 +35,20 @@ public class ApiTokens {
      */
     static final Duration STALE_WHILE_STORE_DOWN = Duration.ofMinutes(10);
 
+    /**
+     * How long a request waits for the check of a token this replica verified before: PostgreSQL
+     * answers it in about a millisecond; a longer wait would come out of routers' selection deadlines.
+     */
+    static final Duration REVERIFY_WAIT = Duration.ofMillis(10);
+
+    /** How long a request waits for the first check of a token: then it is a 503, store unavailable. */
+    static final Duration FIRST_LOOKUP_WAIT = Duration.ofSeconds(2);
+
     private final DatabaseClient db;
     private final TransactionalOperator tx;
     private final AuditTrail audit;
     private final Map<String, Cached> cache = new ConcurrentHashMap<>();
+    private final Map<String, Mono<Optional<ApiPrincipal>>> checking = new ConcurrentHashMap<>();
 
     ApiTokens(DatabaseClient db, TransactionalOperator tx, AuditTrail audit) {
         this.db = db;
@@ -68,13 +80,45 @@ public class ApiTokens {
                     cache.put(key, new Cached(p, now, now + CACHE_TTL.toNanos()));
                 });
         if (hit == null || now - hit.verifiedAt > STALE_WHILE_STORE_DOWN.toNanos()) {
-            return lookup;
+            return lookup.timeout(FIRST_LOOKUP_WAIT);
         }
-        return lookup.onErrorResume(StoreFailures::isStoreFailure, e -> {
-            // asked again after CACHE_TTL, so a store that came back takes over at once
-            cache.put(key, new Cached(hit.principal, hit.verifiedAt, now + CACHE_TTL.toNanos()));
-            return Mono.just(hit.principal);
-        });
+        return reverify(key, hit, now, lookup);
+    }
+
+    /**
+     * Checks a known token again, waiting at most {@link #REVERIFY_WAIT} for PostgreSQL: a database
+     * that hangs rather than fails must not hold the router's request past its deadline. A check that
+     * takes longer goes on in the background (one per token at a time) and settles the cache when it
+     * ends: a revoked token is then refused.
+     */
+    private Mono<ApiPrincipal> reverify(String key, Cached hit, long now, Mono<ApiPrincipal> lookup) {
+        Mono<Optional<ApiPrincipal>> check = checking.computeIfAbsent(
+                key,
+                k -> lookup.map(Optional::of)
+                        .defaultIfEmpty(Optional.empty())
+                        .doOnNext(found -> {
+                            if (found.isEmpty()) {
+                                cache.remove(k);
+                            }
+                        })
+                        .doFinally(signal -> checking.remove(k))
+                        .cache());
+        check.subscribe(null, e -> {}); // runs to its end even when the request stops waiting
+        return check.timeout(REVERIFY_WAIT, Mono.fromSupplier(() -> {
+                    // the check goes on; until it ends, later requests need not wait for it either
+                    if (checking.containsKey(key)) {
+                        cache.put(
+                                key,
+                                new Cached(hit.principal, hit.verifiedAt, System.nanoTime() + CACHE_TTL.toNanos()));
+                    }
+                    return Optional.of(hit.principal);
+                }))
+                .onErrorResume(StoreFailures::isStoreFailure, e -> {
+                    // asked again after CACHE_TTL, so a store that came back takes over at once
+                    cache.put(key, new Cached(hit.principal, hit.verifiedAt, now + CACHE_TTL.toNanos()));
+                    return Mono.just(Optional.of(hit.principal));
+                })
+                .flatMap(Mono::justOrEmpty);
     }
 
     /** Mints a token; the secret is returned once and never stored. */

@@ -85,6 +85,18 @@ class LeaseProposals implements DisposableBean {
 
     private final Queue<Pending> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger writing = new AtomicInteger();
+    // System.nanoTime() of the last write that started while none ran, or that ended
+    private final java.util.concurrent.atomic.AtomicLong lastProgress =
+            new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+
+    /**
+     * Whether PostgreSQL has stopped answering proposals: a write has been in flight for {@code
+     * after} without any write ending. A selection then answers STORE_UNAVAILABLE at once instead of
+     * queueing a write that could only end after its router's deadline.
+     */
+    boolean stalled(java.time.Duration after) {
+        return (writing.get() > 0 || !queue.isEmpty()) && System.nanoTime() - lastProgress.get() > after.toNanos();
+    }
 
     /**
      * Records a PROPOSED lease: true when written, false when its donor or target is at its
@@ -110,6 +122,9 @@ class LeaseProposals implements DisposableBean {
             if (!writing.compareAndSet(n, n + 1)) {
                 continue;
             }
+            if (n == 0) {
+                lastProgress.set(System.nanoTime());
+            }
             List<Pending> group = new ArrayList<>();
             for (Pending next = queue.poll(); next != null; next = group.size() < MAX_GROUP ? queue.poll() : null) {
                 group.add(next);
@@ -120,6 +135,7 @@ class LeaseProposals implements DisposableBean {
             }
             write(group)
                     .doFinally(signal -> {
+                        lastProgress.set(System.nanoTime());
                         writing.decrementAndGet();
                         drain();
                     })

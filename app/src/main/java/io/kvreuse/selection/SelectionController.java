@@ -4,6 +4,7 @@ import jakarta.validation.Valid;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
 
 /** {@code POST /api/v1/donor-selections} (ROUTER): a no-hint is an answer, not an error. */
@@ -17,8 +18,8 @@ class SelectionController {
     }
 
     @PostMapping("/api/v1/donor-selections")
-    Mono<SelectionApi.Response> select(@Valid @RequestBody SelectionApi.Request request) {
-        return selection.select(request);
+    Mono<SelectionApi.Response> select(@Valid @RequestBody SelectionApi.Request request, ServerWebExchange exchange) {
+        return selection.select(request, SelectionArrival.of(exchange));
     }
 
     /**
@@ -27,7 +28,10 @@ class SelectionController {
      * with 400 before anything is selected.
      */
     @PostMapping("/api/v1/donor-selections/batch")
-    Mono<SelectionApi.BatchResponse> selectAll(@Valid @RequestBody SelectionApi.BatchRequest body) {
-        return selection.selectAll(body.selections()).map(SelectionApi.BatchResponse::new);
+    Mono<SelectionApi.BatchResponse> selectAll(
+            @Valid @RequestBody SelectionApi.BatchRequest body, ServerWebExchange exchange) {
+        return selection
+                .selectAll(body.selections(), SelectionArrival.of(exchange))
+                .map(SelectionApi.BatchResponse::new);
     }
 }

@@ -23,7 +23,9 @@ import reactor.core.publisher.Sinks;
 /**
  * Answers a router within its deadline: the in-memory decision, then the PROPOSED lease. It fails
  * open — a disabled feature, a slow or unavailable store, a passed deadline all answer NO_HINT
- * with one reason, never an error and never a hang.
+ * with one reason, never an error and never a hang. A store that fails answers STORE_UNAVAILABLE for
+ * {@code storeBackoff}; one that hangs (proposals in flight for {@code storeBackoff} without one
+ * ending) answers STORE_UNAVAILABLE at once until a write ends; before that, DEADLINE.
  */
 @Service
 class SelectionService {
@@ -93,20 +95,20 @@ class SelectionService {
         }
     }
 
-    Mono<SelectionApi.Response> select(SelectionApi.Request request) {
-        return select(request, parse(request.seqHashes()));
+    /** A selection whose deadline counts from {@code arrivedNanos} (System.nanoTime of the request's arrival). */
+    Mono<SelectionApi.Response> select(SelectionApi.Request request, long arrivedNanos) {
+        return select(request, parse(request.seqHashes()), arrivedNanos);
     }
 
     /** Every request's hashes are parsed before any is selected, so a malformed batch changes nothing. */
-    Mono<List<SelectionApi.Response>> selectAll(List<SelectionApi.Request> requests) {
+    Mono<List<SelectionApi.Response>> selectAll(List<SelectionApi.Request> requests, long arrivedNanos) {
         List<long[]> chains = requests.stream().map(r -> parse(r.seqHashes())).toList();
         return reactor.core.publisher.Flux.range(0, requests.size())
-                .flatMapSequential(i -> select(requests.get(i), chains.get(i)), requests.size())
+                .flatMapSequential(i -> select(requests.get(i), chains.get(i), arrivedNanos), requests.size())
                 .collectList();
     }
 
-    private Mono<SelectionApi.Response> select(SelectionApi.Request request, long[] chain) {
-        long start = System.nanoTime();
+    private Mono<SelectionApi.Response> select(SelectionApi.Request request, long[] chain, long start) {
         int local = Math.min(request.localPrefixBlocks(), chain.length);
         Duration deadline =
                 request.deadlineMs() == null ? properties.defaultDeadline() : Duration.ofMillis(request.deadlineMs());
@@ -115,7 +117,7 @@ class SelectionService {
         Mono<SelectionApi.Response> answer;
         if (decision.plan() == null) {
             answer = Mono.just(SelectionApi.Response.noHint(decision.reason()));
-        } else if (System.nanoTime() < storeDownUntil.get()) {
+        } else if (System.nanoTime() < storeDownUntil.get() || proposals.stalled(properties.storeBackoff())) {
             answer = Mono.just(SelectionApi.Response.noHint(NoHintReason.STORE_UNAVAILABLE));
         } else {
             answer = propose(decision.plan());

@@ -2,6 +2,8 @@ package io.kvreuse.web;
 
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.web.Problems.Problem;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -16,6 +18,7 @@ import org.springframework.dao.TransientDataAccessException;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.observation.ServerRequestObservationContext;
 import org.springframework.security.access.AccessDeniedException;
 import org.springframework.stereotype.Component;
 import org.springframework.web.bind.support.WebExchangeBindException;
@@ -26,11 +29,15 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.ServerWebInputException;
 import org.springframework.web.server.UnsupportedMediaTypeStatusException;
 import org.springframework.web.server.WebExceptionHandler;
+import org.springframework.web.util.DisconnectedClientHelper;
 import reactor.core.publisher.Mono;
 
 /**
  * Renders every error of the JSON API as {@code application/problem+json}. Runs before Boot's
- * default handler; browser pages of the admin UI are left to their own HTML error handling.
+ * default handler; browser pages of the admin UI are left to their own HTML error handling. A client
+ * that went away (closed mid-body, reset the connection) is nobody's error: it gets no answer, is
+ * logged at DEBUG, counted in {@code kvreuse.http.client.aborts} and shows in
+ * {@code http.server.requests} with outcome UNKNOWN, never as a 500.
  */
 @Component
 @Order(-2)
@@ -39,13 +46,20 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
     private static final Log log = LogFactory.getLog(ProblemWebExceptionHandler.class);
 
     private final ProblemWriter writer;
+    private final Counter clientAborts;
 
-    ProblemWebExceptionHandler(ProblemWriter writer) {
+    ProblemWebExceptionHandler(ProblemWriter writer, MeterRegistry meters) {
         this.writer = writer;
+        this.clientAborts = Counter.builder("kvreuse.http.client.aborts")
+                .description("requests whose client closed the connection before the answer (e.g. mid-body)")
+                .register(meters);
     }
 
     @Override
     public Mono<Void> handle(ServerWebExchange exchange, Throwable ex) {
+        if (DisconnectedClientHelper.isClientDisconnectedException(ex)) {
+            return clientAborted(exchange, ex);
+        }
         if (exchange.getResponse().isCommitted() || isBrowserPage(exchange)) {
             return Mono.error(ex);
         }
@@ -57,10 +71,25 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
         } else {
             log.warn(where + " -> " + problem.status().value() + " " + problem.slug() + ": " + problem.detail());
         }
+        if (problem.status() == HttpStatus.REQUEST_TIMEOUT) {
+            exchange.getResponse().getHeaders().set("Connection", "close"); // the rest of the body is not awaited
+        }
         if (problem.status() == HttpStatus.SERVICE_UNAVAILABLE) {
             exchange.getResponse().getHeaders().set("Retry-After", "1");
         }
         return writer.write(exchange, problem);
+    }
+
+    /** Nobody is left to answer: count it, and let the exchange end quietly. */
+    private Mono<Void> clientAborted(ServerWebExchange exchange, Throwable ex) {
+        clientAborts.increment();
+        ServerRequestObservationContext.findCurrent(exchange.getAttributes())
+                .ifPresent(c -> c.setConnectionAborted(true));
+        if (log.isDebugEnabled()) {
+            log.debug(exchange.getRequest().getMethod() + " "
+                    + exchange.getRequest().getPath() + ": the client closed the connection before the answer: " + ex);
+        }
+        return Mono.empty();
     }
 
     private static boolean isBrowserPage(ServerWebExchange exchange) {
@@ -74,6 +103,14 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
     static Problem toProblem(Throwable ex) {
         return switch (ex) {
             case KvReuseException e -> Problems.of(e);
+            // Reactor Netty's body timeout (kvreuse.http.body-read-timeout); its exception type is not public
+            case Throwable e
+            when hasCauseNamed(e, "reactor.netty.http.server.RequestTimeoutException") ->
+                new Problem(
+                        HttpStatus.REQUEST_TIMEOUT,
+                        "request-timeout",
+                        "Request timeout",
+                        "the request body did not arrive within kvreuse.http.body-read-timeout");
             case WebExchangeBindException e -> Problems.invalidFields(fieldErrors(e));
             case ServerWebInputException e -> inputProblem(e);
             case UnsupportedMediaTypeStatusException e ->
@@ -193,6 +230,15 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
             }
         }
         return "";
+    }
+
+    private static boolean hasCauseNamed(Throwable ex, String type) {
+        for (Throwable t = ex; t != null; t = t.getCause()) {
+            if (t.getClass().getName().equals(type)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean hasCause(Throwable ex, Class<? extends Throwable> type) {

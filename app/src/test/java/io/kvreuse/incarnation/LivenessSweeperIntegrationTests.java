@@ -128,6 +128,19 @@ class LivenessSweeperIntegrationTests {
     }
 
     @Test
+    void silenceLongerThanLostAfterShowsAsSuspectForOneSweepBeforeLost() {
+        UUID id = engines.ready(engine, registration(domain, newHost(), 0, 1));
+        clock.advance(Duration.ofSeconds(61));
+        sweep();
+        assertThat(engines.view(engine, id)).containsEntry("state", "SUSPECT").containsEntry("fencingEpoch", 3);
+        sweep();
+        assertThat(engines.view(engine, id)).containsEntry("state", "LOST").containsEntry("fencingEpoch", 4);
+        assertThat(engines.transitions(id))
+                .endsWith("READY>SUSPECT@3" + SWEEPER, "SUSPECT>LOST@4" + SWEEPER)
+                .noneMatch(t -> t.startsWith("READY>LOST"));
+    }
+
+    @Test
     void scheduledSweeperRunsWithoutBeingCalled() throws InterruptedException {
         UUID id = engines.ready(engine, registration(domain, newHost(), 0, 1));
         clock.advance(Duration.ofSeconds(11));

@@ -15,6 +15,7 @@ class ObservedSilenceTests {
     @Test
     void withoutAnOutageSilenceIsMeasuredFromTheHeartbeat() {
         ObservedSilence silence = new ObservedSilence();
+        silence.listening(T0.minusSeconds(120));
         silence.reached(T0);
         assertThat(silence.cutoff(T0.plusSeconds(30), SUSPECT_AFTER)).contains(T0.plusSeconds(20));
         assertThat(silence.cutoff(T0.plusSeconds(30), LOST_AFTER)).contains(T0.minusSeconds(30));
@@ -23,6 +24,7 @@ class ObservedSilenceTests {
     @Test
     void nobodyIsJudgedSilentDuringAnOutageNorUntilTheWindowPassedAfterIt() {
         ObservedSilence silence = new ObservedSilence();
+        silence.listening(T0.minusSeconds(120));
         silence.reached(T0);
         silence.failed();
         // during the outage (a sweep that gets this far would not reach the database anyway)
@@ -44,9 +46,43 @@ class ObservedSilenceTests {
     @Test
     void onlyTheFirstSweepAfterAnOutageStartsTheWindow() {
         ObservedSilence silence = new ObservedSilence();
+        silence.listening(T0.minusSeconds(120));
         silence.failed();
         silence.reached(T0);
         silence.reached(T0.plusSeconds(5)); // a later successful sweep does not move the window
         assertThat(silence.cutoff(T0.plusSeconds(11), SUSPECT_AFTER)).contains(T0.plusSeconds(1));
+    }
+
+    @Test
+    void aReplicaJudgesNobodyBeforeItCouldHearHeartbeatsNorUntilTheWindowPassedSinceThen() {
+        ObservedSilence silence = new ObservedSilence();
+        // the database answers before the web server listens (a restart: engines cannot reach it yet)
+        silence.reached(T0);
+        assertThat(silence.cutoff(T0.plusSeconds(90), SUSPECT_AFTER)).isEmpty();
+        assertThat(silence.cutoff(T0.plusSeconds(90), LOST_AFTER)).isEmpty();
+
+        // listening after a 70 s restart: the time the replica was away is nobody's silence
+        Instant listening = T0.plusSeconds(70);
+        silence.listening(listening);
+        silence.reached(listening.plusSeconds(1));
+        assertThat(silence.cutoff(listening.plusSeconds(1), SUSPECT_AFTER)).isEmpty();
+        assertThat(silence.cutoff(listening.plusSeconds(9), SUSPECT_AFTER)).isEmpty();
+        assertThat(silence.cutoff(listening.plusSeconds(11), SUSPECT_AFTER)).contains(listening.plusSeconds(1));
+        assertThat(silence.cutoff(listening.plusSeconds(59), LOST_AFTER)).isEmpty();
+        assertThat(silence.cutoff(listening.plusSeconds(61), LOST_AFTER)).contains(listening.plusSeconds(1));
+
+        // a second start event (e.g. a management port) does not move the window
+        silence.listening(listening.plusSeconds(30));
+        assertThat(silence.cutoff(listening.plusSeconds(41), SUSPECT_AFTER)).contains(listening.plusSeconds(31));
+    }
+
+    @Test
+    void anOutageBeforeTheWebServerListensDoesNotOpenTheWindowEarly() {
+        ObservedSilence silence = new ObservedSilence();
+        silence.failed();
+        silence.reached(T0);
+        silence.listening(T0.plusSeconds(20));
+        assertThat(silence.cutoff(T0.plusSeconds(25), SUSPECT_AFTER)).isEmpty();
+        assertThat(silence.cutoff(T0.plusSeconds(31), SUSPECT_AFTER)).contains(T0.plusSeconds(21));
     }
 }

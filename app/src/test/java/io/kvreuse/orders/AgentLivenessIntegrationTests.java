@@ -57,6 +57,36 @@ class AgentLivenessIntegrationTests {
         assertThat(count(host)).as("SUSPECT and OFFLINE audited").isGreaterThanOrEqualTo(2);
     }
 
+    @Test
+    void anAgentSilentPastOfflineAfterIsSuspectForOneSweepBeforeOffline() {
+        Fleet fleet = new Fleet(http, tokens);
+        String host = Fleet.host();
+        fleet.post(
+                "/api/v1/agents",
+                tokens.mint(Role.AGENT),
+                Map.of(
+                        "hostId", host,
+                        "gpus", List.of(Map.of("ordinal", 0, "uuid", "GPU-" + UUID.randomUUID())),
+                        "nixlAgents", List.of()),
+                201);
+        clock.advance(Duration.ofSeconds(61));
+        sweep(host, "SUSPECT", fleet);
+        assertThat(transitions(host)).containsExactly("ONLINE>SUSPECT");
+        sweep(host, "OFFLINE", fleet);
+        assertThat(transitions(host)).containsExactly("ONLINE>SUSPECT", "SUSPECT>OFFLINE");
+    }
+
+    private List<String> transitions(String host) {
+        return db.sql(
+                        "SELECT from_state || '>' || to_state AS t FROM audit_event"
+                                + " WHERE subject_type = 'agent' AND subject_id = :h AND action = 'TRANSITION' ORDER BY event_id")
+                .bind("h", host)
+                .map((row, meta) -> row.get("t", String.class))
+                .all()
+                .collectList()
+                .block(Duration.ofSeconds(5));
+    }
+
     @Autowired
     org.springframework.r2dbc.core.DatabaseClient db;
 

@@ -19,6 +19,8 @@ import org.springframework.context.annotation.Import;
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {
             "kvreuse.home=target/test-home",
+            // speed over durability, for tests only: the product default is durable
+            "kvreuse.embedded-database.durable=false",
             "KVREUSE_BOOTSTRAP_TOKEN=" + TestTokens.BOOTSTRAP,
             // tests drive publication through owner events; the periodic reconciliation would race them
             "kvreuse.inventory.publication-check=10m"

@@ -21,6 +21,7 @@ final class Balancer implements AutoCloseable {
     private final ServerSocket server;
     private final AtomicInteger next = new AtomicInteger();
     private volatile boolean open = true;
+    private volatile boolean blocked;
 
     Balancer(List<String> baseUrls) throws IOException {
         baseUrls.forEach(this::add);
@@ -32,6 +33,18 @@ final class Balancer implements AutoCloseable {
     void add(String baseUrl) {
         URI u = URI.create(baseUrl);
         backends.add(new InetSocketAddress(u.getHost(), u.getPort()));
+    }
+
+    /**
+     * Closes every new connection at once (and keeps doing so until {@link #unblock()}), as when
+     * engines and agents cannot reach the control plane yet; connections already routed go on.
+     */
+    void block() {
+        blocked = true;
+    }
+
+    void unblock() {
+        blocked = false;
     }
 
     String baseUrl() {
@@ -52,6 +65,10 @@ final class Balancer implements AutoCloseable {
     }
 
     private void route(Socket client) {
+        if (blocked) {
+            close(client);
+            return;
+        }
         int first = Math.floorMod(next.getAndIncrement(), backends.size());
         for (int i = 0; i < backends.size(); i++) {
             Socket backend = new Socket();

@@ -51,6 +51,24 @@ final class SystemDatabase implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends {@code signal} ({@code STOP}, {@code CONT}) to the server and every backend: with {@code
+     * STOP}, PostgreSQL hangs with every connection open, as on a stalled disk or a frozen VM.
+     */
+    void signal(String signal) throws IOException, InterruptedException {
+        long postmaster = Long.parseLong(Files.readAllLines(dataDirectory.resolve("postmaster.pid"))
+                .getFirst()
+                .trim());
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of("kill", "-" + signal));
+        cmd.add(Long.toString(postmaster));
+        ProcessHandle.of(postmaster).orElseThrow().descendants().forEach(p -> cmd.add(Long.toString(p.pid())));
+        Process kill = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        if (kill.waitFor() != 0) {
+            throw new IllegalStateException(
+                    cmd + ": " + new String(kill.getInputStream().readAllBytes()));
+        }
+    }
+
     boolean running() {
         return pg != null;
     }

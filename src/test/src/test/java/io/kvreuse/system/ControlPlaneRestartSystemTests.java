@@ -1,0 +1,183 @@
+package io.kvreuse.system;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvreuse.sim.SimEngine;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code kill -9} of the whole control plane (every replica) under load, away for 70 s — longer than
+ * {@code lost-after} — then started again. Engines and agents kept heartbeating into the void: a
+ * restart is the control plane's absence, not their silence, even when their first heartbeat after it
+ * arrives only 5 s after the replicas listen again. They stay READY (ONLINE) at their
+ * fencing epochs, no liveness move is audited, and every lease in flight at the crash ends without
+ * anything left held.
+ */
+class ControlPlaneRestartSystemTests {
+
+    static final int DEADLINE_MS = 500;
+    static final Duration AWAY = Duration.ofSeconds(70);
+    static final Duration HEARD_AFTER = Duration.ofSeconds(5);
+
+    static SystemFleet fleet;
+
+    @BeforeAll
+    static void fleet() throws Exception {
+        fleet = SystemFleet.shared();
+    }
+
+    @Test
+    void aSeventySecondRestartOfTheWholeControlPlaneMakesNoEngineSuspect() throws Exception {
+        String since = fleet.now();
+        Map<String, String> before = engines();
+        assertThat(before.values())
+                .as("every simulated engine READY before the crash")
+                .allMatch(s -> s.startsWith("READY@"));
+        long killedAt;
+        long backAt;
+        Set<String> inFlight;
+        Map<String, String> soonAfter;
+        List<Traffic.Sample> samples;
+        Set<String> hinted;
+        try (Traffic traffic = Traffic.start(fleet, DEADLINE_MS)) {
+            Thread.sleep(fleet.size.load().toMillis() / 3);
+            long wait = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            inFlight = leasesInFlight();
+            while (inFlight.isEmpty() && System.nanoTime() < wait) {
+                Thread.sleep(5);
+                inFlight = leasesInFlight();
+            }
+            killedAt = System.nanoTime();
+            // engines and agents reach the control plane through the balancer: they are heard again only
+            // some seconds after the replicas are back, as with a heartbeat interval of a few seconds
+            fleet.balancer.block();
+            for (KvReuseProcess replica : fleet.replicas) {
+                replica.kill9();
+            }
+            SystemFleet.log("killed every replica with " + inFlight.size() + " leases in flight");
+            Thread.sleep(AWAY.toMillis());
+            List<Thread> starts = fleet.replicas.stream()
+                    .map(replica -> Thread.ofPlatform().start(() -> {
+                        try {
+                            replica.start();
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    }))
+                    .toList();
+            for (Thread start : starts) {
+                start.join();
+            }
+            assertThat(fleet.replicas).as("both replicas started again").allMatch(KvReuseProcess::isAlive);
+            backAt = System.nanoTime();
+            SystemFleet.log("control plane ready again after " + (backAt - killedAt) / 1_000_000 + " ms");
+            // the old code judged the fleet in the first sweep, about a second after the port opened
+            Thread.sleep(HEARD_AFTER.toMillis());
+            fleet.balancer.unblock();
+            Thread.sleep(5_000);
+            soonAfter = engines();
+            Thread.sleep(Traffic.FAIL_BACK_AFTER.toMillis() + 3_000);
+            traffic.close();
+            samples = traffic.samples();
+            hinted = traffic.hintedLeases();
+        }
+
+        assertThat(soonAfter).as("engines right after the restart").isEqualTo(before);
+        assertThat(samples)
+                .as("both replicas give hints again after the restart")
+                .anyMatch(s ->
+                        s.replica() == 0 && s.start() > backAt && s.decision().equals("HINT"))
+                .anyMatch(s ->
+                        s.replica() == 1 && s.start() > backAt && s.decision().equals("HINT"));
+
+        Map<String, Long> states = fleet.awaitLeasesEnded(Duration.ofSeconds(90));
+        SystemFleet.log("leases ended: " + fleet.leaseOutcomes(since));
+        assertThat(SystemFleet.ended(states)).as("every lease ended: " + states).isTrue();
+        Set<String> all = new HashSet<>(hinted);
+        all.addAll(inFlight);
+        assertThat(fleet.scalar("SELECT count(*) FROM lease WHERE lease_id::text = ANY('{" + String.join(",", all)
+                        + "}') AND state IN ('RELEASED', 'EXPIRED')"))
+                .as("every lease in flight at the crash, and every hinted one, ended")
+                .isEqualTo(all.size());
+
+        // by now suspect-after has passed since the restart: the engines were judged, and found alive
+        assertThat(engines()).as("engines long after the restart").isEqualTo(before);
+        assertThat(livenessMoves(since))
+                .as("liveness moves of engines and agents since the crash")
+                .isEmpty();
+        fleet.assertEnginesHealthy();
+        fleet.assertInvariants();
+
+        Map<String, Object> results = new LinkedHashMap<>();
+        results.put("controlPlaneAwayMs", (backAt - killedAt) / 1_000_000);
+        results.put("leasesInFlightAtCrash", inFlight.size());
+        results.put("selections", samples.size());
+        results.put("outcomes", Traffic.outcomes(samples));
+        results.put("leasesByOutcome", fleet.leaseOutcomes(since));
+        SystemResults.record("controlPlaneRestart", results);
+    }
+
+    /** The simulated engines' incarnations as {@code state@epoch}, by id, from PostgreSQL. */
+    private static Map<String, String> engines() throws Exception {
+        List<String> ids = fleet.hosts.stream()
+                .flatMap(h -> java.util.stream.Stream.concat(h.decodes().stream(), h.prefills().stream()))
+                .map(SimEngine::id)
+                .toList();
+        Map<String, String> states = new TreeMap<>();
+        try (Connection c = fleet.jdbc();
+                PreparedStatement s = c.prepareStatement(
+                        "SELECT incarnation_id::text, state || '@' || fencing_epoch FROM engine_incarnation"
+                                + " WHERE incarnation_id::text = ANY(?)")) {
+            s.setArray(1, c.createArrayOf("text", ids.toArray()));
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    states.put(rs.getString(1), rs.getString(2));
+                }
+            }
+        }
+        assertThat(states).hasSize(ids.size());
+        return states;
+    }
+
+    private static List<String> livenessMoves(String since) throws Exception {
+        List<String> moves = new java.util.ArrayList<>();
+        try (Connection c = fleet.jdbc();
+                PreparedStatement s = c.prepareStatement("""
+                        SELECT subject_type || ' ' || subject_id || ' ' || from_state || '>' || to_state FROM audit_event
+                        WHERE at >= CAST(? AS timestamptz) AND action = 'TRANSITION'
+                          AND (actor = 'system:liveness' OR (subject_type = 'agent' AND actor = 'system'))""")) {
+            s.setString(1, since);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    moves.add(rs.getString(1));
+                }
+            }
+        }
+        return moves;
+    }
+
+    private static Set<String> leasesInFlight() throws Exception {
+        Set<String> ids = new HashSet<>();
+        try (Connection c = fleet.jdbc();
+                PreparedStatement s = c.prepareStatement("""
+                        SELECT lease_id::text FROM lease
+                        WHERE state IN ('SOURCE_PINNED', 'TRANSFERRING', 'DELIVERED', 'COMMITTED', 'RELEASING')""");
+                ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                ids.add(rs.getString(1));
+            }
+        }
+        return ids;
+    }
+}
