@@ -115,6 +115,67 @@ class IncarnationLifecycleIntegrationTests {
     }
 
     @Test
+    void heartbeatWithStaleOrAheadEpochInBodyThenConflictAndNothingChanges() {
+        UUID id = engines.ready(engine, registration(domain, newHost(), 0, 1));
+        Object lastBeat = engines.view(engine, id).get("lastHeartbeatAt");
+        expectProblem(heartbeatWithBody(id, "{\"fencingEpoch\":3}"), 409, "stale-epoch")
+                .jsonPath("$.currentEpoch")
+                .isEqualTo(2)
+                .jsonPath("$.presentedEpoch")
+                .isEqualTo(3);
+        expectProblem(heartbeatWithBody(id, "{\"fencingEpoch\":1}"), 409, "stale-epoch");
+        assertThat(engines.view(engine, id))
+                .containsEntry("state", "READY")
+                .containsEntry("fencingEpoch", 2)
+                .containsEntry("lastHeartbeatAt", lastBeat);
+        assertThat(Engines.json(heartbeatWithBody(id, "{\"fencingEpoch\":2}")
+                        .expectStatus()
+                        .isOk()))
+                .containsEntry("state", "READY")
+                .containsEntry("fencingEpoch", 2);
+    }
+
+    @Test
+    void heartbeatWithImpossibleEpochThenBadRequestAndNothingChanges() {
+        UUID id = engines.registered(engine, registration(domain, newHost(), 0, 1));
+        expectProblem(heartbeatWithBody(id, "{\"fencingEpoch\":-1}"), 400, "invalid-request");
+        expectProblem(heartbeatWithBody(id, "{\"fencingEpoch\":0}"), 400, "invalid-request");
+        expectProblem(heartbeatWithBody(id, "{\"fencingEpoch\":18446744073709551616}"), 400, "malformed-request");
+        expectProblem(engines.report(engine, id, "heartbeat", -1L), 400, "invalid-parameter");
+        expectProblem(
+                http.post()
+                        .uri("/api/v1/incarnations/{id}/heartbeat", id)
+                        .header("Authorization", "Bearer " + engine)
+                        .header("X-Fencing-Epoch", "18446744073709551616")
+                        .exchange(),
+                400,
+                "invalid-parameter");
+        expectProblem(
+                http.post()
+                        .uri("/api/v1/incarnations/{id}/heartbeat", id)
+                        .header("Authorization", "Bearer " + engine)
+                        .header("X-Fencing-Epoch", "1")
+                        .contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                        .bodyValue("{\"fencingEpoch\":2}")
+                        .exchange(),
+                400,
+                "invalid-request");
+        // none of them counted as a heartbeat: the incarnation never became READY
+        assertThat(engines.view(engine, id))
+                .containsEntry("state", "REGISTERED")
+                .containsEntry("fencingEpoch", 1);
+    }
+
+    private WebTestClient.ResponseSpec heartbeatWithBody(UUID id, String json) {
+        return http.post()
+                .uri("/api/v1/incarnations/{id}/heartbeat", id)
+                .header("Authorization", "Bearer " + engine)
+                .contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                .bodyValue(json)
+                .exchange();
+    }
+
+    @Test
     void malformedEpochOrIdThenInvalidParameter() {
         UUID id = engines.registered(engine, registration(domain, newHost(), 0, 1));
         expectProblem(
