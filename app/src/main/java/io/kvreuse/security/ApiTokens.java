@@ -121,9 +121,20 @@ public class ApiTokens {
                 .then();
     }
 
-    public Flux<TokenInfo> list() {
+    /**
+     * One page of tokens, oldest first: at most {@code limit} after {@code after} (the last token of
+     * the previous page), in the order {@code (created_at, token_id)}.
+     */
+    public Flux<TokenInfo> list(@Nullable TokenCursor after, int limit) {
         return db.sql("SELECT token_id, role, subject, description, bootstrap, created_at, created_by, revoked_at "
-                        + "FROM api_token ORDER BY created_at, token_id")
+                        + "FROM api_token WHERE CAST(:afterAt AS TIMESTAMPTZ) IS NULL "
+                        + "OR (created_at, token_id) > (CAST(:afterAt AS TIMESTAMPTZ), CAST(:afterId AS UUID)) "
+                        + "ORDER BY created_at, token_id LIMIT :limit")
+                .bind(
+                        "afterAt",
+                        io.kvreuse.store.Sql.orNull(after == null ? null : after.createdAt(), OffsetDateTime.class))
+                .bind("afterId", io.kvreuse.store.Sql.orNull(after == null ? null : after.tokenId(), UUID.class))
+                .bind("limit", limit)
                 .map((row, meta) -> new TokenInfo(
                         row.get("token_id", UUID.class),
                         Role.valueOf(row.get("role", String.class)),
