@@ -48,6 +48,10 @@ class IncarnationController {
             description = "invalid-request, malformed-request, duplicate-gpu, invalid-idempotency-key",
             content = @Content(mediaType = PROBLEM))
     @ApiResponse(
+            responseCode = "403",
+            description = "host-out-of-scope: the ENGINE token is scoped to another host",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
             responseCode = "409",
             description = "stable-name-held, gpu-ordinal-in-use, incarnation-id-reused",
             content = @Content(mediaType = PROBLEM))

@@ -50,7 +50,7 @@ class IncarnationStore {
                 .bind("id", id)
                 .bind("all", p.role() == Role.OPERATOR)
                 .bind("owner", orNull(p.role() == Role.ENGINE ? p.subject() : null, String.class))
-                .bind("ownHost", orNull(p.role() == Role.AGENT ? p.subject() : null, String.class))
+                .bind("ownHost", orNull(p.agentHost(), String.class))
                 .map(IncarnationStore::toRow)
                 .one()
                 .flatMap(row ->
@@ -88,7 +88,7 @@ class IncarnationStore {
                 .bind("domainId", orNull(f.domainId(), String.class))
                 .bind("hostId", orNull(f.hostId(), String.class))
                 .bind("owner", orNull(p.role() == Role.ENGINE ? p.subject() : null, String.class))
-                .bind("ownHost", orNull(p.role() == Role.AGENT ? p.subject() : null, String.class))
+                .bind("ownHost", orNull(p.agentHost(), String.class))
                 .bind("limit", limit)
                 .map(IncarnationStore::toRow)
                 .all()

@@ -70,7 +70,7 @@ public class Incarnations {
         return switch (p.role()) {
             case OPERATOR -> true;
             case ENGINE -> ownerSubject.equals(p.subject());
-            case AGENT -> hostId.equals(p.subject());
+            case AGENT -> hostId.equals(p.agentHost());
             case ROUTER -> false;
         };
     }

@@ -41,12 +41,22 @@ class TokenController {
         this.tokens = tokens;
     }
 
+    @ApiResponse(responseCode = "201", description = "the token, with its secret shown this once")
+    @ApiResponse(
+            responseCode = "400",
+            description = "invalid-request, malformed-request; host-required: an AGENT token without hostId;"
+                    + " host-not-allowed: a hostId on a ROUTER or OPERATOR token",
+            content = @Content(mediaType = "application/problem+json"))
     @PostMapping
     @ResponseStatus(HttpStatus.CREATED)
     Mono<ApiTokens.MintedToken> mint(@Valid @RequestBody MintRequest request) {
         return CurrentPrincipal.get()
                 .flatMap(op -> tokens.mint(
-                        request.role(), request.subject().strip(), request.descriptionOrEmpty(), op.actor()));
+                        request.role(),
+                        request.subject().strip(),
+                        request.hostId() == null ? null : request.hostId().strip(),
+                        request.descriptionOrEmpty(),
+                        op.actor()));
     }
 
     /**
@@ -100,6 +110,11 @@ class TokenController {
     record MintRequest(
             @NotNull Role role,
             @NotBlank @Size(max = 200) String subject,
+
+            @org.jspecify.annotations.Nullable
+            @Size(min = 1, max = 253)
+            @jakarta.validation.constraints.Pattern(regexp = "\\S(.*\\S)?", message = "must not be blank or padded")
+            String hostId,
 
             @org.jspecify.annotations.Nullable @Size(max = 1000)
             String description) {

@@ -66,7 +66,7 @@ public final class LeaseWorld {
         long[] next = new long[tp];
         java.util.Arrays.fill(next, 1);
         fleet.storeChain(donor, bankId, tp, chain, 10, next);
-        this.agentToken = tokens.mint(Role.AGENT);
+        this.agentToken = tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host);
         this.agentEpoch = ((Number) registerAgent(agentToken, host).get("agentEpoch")).longValue();
     }
 

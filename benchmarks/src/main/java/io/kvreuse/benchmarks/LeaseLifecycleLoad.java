@@ -361,7 +361,7 @@ public final class LeaseLifecycleLoad {
         String host = "bench-" + UUID.randomUUID();
         String donor = token("ENGINE");
         String target = token("ENGINE");
-        String agent = token("AGENT");
+        String agent = token("AGENT", host);
         String donorId = engine(donor, "DECODE", domain, host, 0);
         String targetId = engine(target, "PREFILL", domain, host, 1);
         long donorEpoch = post("/api/v1/incarnations/" + donorId + "/heartbeat", donor, Map.of(), 200)
@@ -501,19 +501,17 @@ public final class LeaseLifecycleLoad {
     }
 
     private String token(String role) throws Exception {
-        return post(
-                        "/api/v1/tokens",
-                        operator,
-                        Map.of(
-                                "role",
-                                role,
-                                "subject",
-                                role.toLowerCase() + "-" + UUID.randomUUID(),
-                                "description",
-                                "benchmark"),
-                        201)
-                .get("token")
-                .asString();
+        return token(role, null);
+    }
+
+    /** A token; an AGENT token is bound to {@code hostId}. */
+    private String token(String role, String hostId) throws Exception {
+        Map<String, Object> body = new java.util.HashMap<>(Map.of(
+                "role", role, "subject", role.toLowerCase() + "-" + UUID.randomUUID(), "description", "benchmark"));
+        if (hostId != null) {
+            body.put("hostId", hostId);
+        }
+        return post("/api/v1/tokens", operator, body, 201).get("token").asString();
     }
 
     private static Map<String, Object> contract() {

@@ -47,7 +47,7 @@ final class SoakDriver {
         this.donorToken = cp.mint("ENGINE", "soak-decode");
         this.targetToken = cp.mint("ENGINE", "soak-prefill");
         this.router = cp.mint("ROUTER", "soak-router");
-        this.agent = cp.mint("AGENT", "soak-agent");
+        this.agent = cp.mint("AGENT", "soak-agent", host);
         this.agentEpoch = ok(cp.api.post(
                         "/api/v1/agents",
                         agent,

@@ -198,7 +198,7 @@ class TwoReplicasSystemTests {
             Fleet f = new Fleet();
             f.donor = token(api, operator, "ENGINE");
             f.target = token(api, operator, "ENGINE");
-            f.agent = token(api, operator, "AGENT");
+            f.agent = token(api, operator, "AGENT", f.host);
             f.router = token(api, operator, "ROUTER");
             Map<String, Object> contract = new LinkedHashMap<>(SampleContracts.llamaTp2());
             contract.put("tpSize", 1);
@@ -365,18 +365,11 @@ class TwoReplicasSystemTests {
         }
 
         private static String token(Api api, String operator, String role) throws Exception {
-            return created(api.post(
-                            "/api/v1/tokens",
-                            operator,
-                            Map.of(
-                                    "role",
-                                    role,
-                                    "subject",
-                                    role.toLowerCase() + "-" + UUID.randomUUID(),
-                                    "description",
-                                    "system test")))
-                    .get("token")
-                    .asString();
+            return SystemFleet.mint(api, operator, role, role.toLowerCase());
+        }
+
+        private static String token(Api api, String operator, String role, String hostId) throws Exception {
+            return SystemFleet.mint(api, operator, role, role.toLowerCase(), hostId);
         }
 
         private static long heartbeat(Api api, String token, String id) throws Exception {
