@@ -370,6 +370,16 @@ public final class LeaseLifecycleLoad {
         long targetEpoch = post("/api/v1/incarnations/" + targetId + "/heartbeat", target, Map.of(), 200)
                 .get("fencingEpoch")
                 .asLong();
+        // destinations may name only regions the target registered
+        post(
+                "/api/v1/incarnations/" + targetId + "/destination-regions",
+                target,
+                Map.of(
+                        "fencingEpoch",
+                        targetEpoch,
+                        "regions",
+                        List.of(Map.of("rank", 0, "regionRef", "shm://dst", "capacityBlocks", 100_000_000))),
+                200);
         String bank = post(
                         "/api/v1/incarnations/" + donorId + "/banks",
                         donor,

@@ -69,6 +69,8 @@ final class AccessPolicy {
             | POST /api/v1/incarnations/{id}/destinations            | -      | own:404 | -        | -        |
             | POST /api/v1/incarnations/{id}/commits                 | -      | own:404 | -        | -        |
             | POST /api/v1/incarnations/{incarnationId}/banks        | -      | own:404 | -        | -        |
+            | GET /api/v1/incarnations/{id}/destination-regions      | -      | own:404 | host:404 | yes      |
+            | POST /api/v1/incarnations/{id}/destination-regions     | -      | own:404 | -        | -        |
             | GET /api/v1/banks/{bankId}                             | -      | own:404 | -        | yes      |
             | POST /api/v1/banks/{bankId}/parts/{rank}/ready         | -      | own:404 | -        | -        |
             | POST /api/v1/banks/{bankId}/reset                      | -      | own:404 | -        | -        |

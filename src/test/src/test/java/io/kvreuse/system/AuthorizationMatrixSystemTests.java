@@ -205,6 +205,51 @@ class AuthorizationMatrixSystemTests {
         assertThat(changed).as("tables changed by refused host-bound calls").isEmpty();
     }
 
+    @Test
+    void aTargetMayNeitherOfferNorNameMemoryItDidNotRegister() throws Exception {
+        Api api = fleet.api;
+        String engine = fleet.tokens.get(Caller.ENGINE);
+        String lease = (String) fleet.ids.get("proposedLeaseId");
+        DatabaseSnapshot before;
+        try (var db = fleet.db()) {
+            before = DatabaseSnapshot.take(db);
+        }
+        // the donor's bank region, on the same host, is not the target's to offer
+        expectProblem(
+                api.post(
+                        "/api/v1/incarnations/" + fleet.prefillId + "/destination-regions",
+                        engine,
+                        Map.of(
+                                "fencingEpoch",
+                                fleet.prefillEpoch,
+                                "regions",
+                                List.of(Map.of("rank", 0, "regionRef", "shm://fuzz-bank", "capacityBlocks", 64)))),
+                409,
+                "region-held");
+        for (String ref : List.of("shm://fuzz-bank", "shm://never-registered")) {
+            expectProblem(destination(api, engine, lease, ref), 422, "destination-region-not-registered");
+        }
+        for (String ref : List.of("shm://../../../etc/passwd", "file:///etc/passwd")) {
+            expectProblem(destination(api, engine, lease, ref), 400, "invalid-request");
+        }
+        Map<String, String> changed;
+        try (var db = fleet.db()) {
+            changed = DatabaseSnapshot.take(db).changedSince(before);
+        }
+        assertThat(changed).as("tables changed by refused destinations").isEmpty();
+    }
+
+    private static Api.Response destination(Api api, String engine, String lease, String ref) throws Exception {
+        return api.post(
+                "/api/v1/leases/" + lease + "/destination",
+                engine,
+                Map.of(
+                        "fencingEpoch",
+                        fleet.prefillEpoch,
+                        "ranks",
+                        List.of(Map.of("rank", 0, "regionRef", ref, "slots", List.of(List.of(16, 8))))));
+    }
+
     private static tools.jackson.databind.JsonNode expectProblem(Api.Response r, int status, String slug) {
         assertThat(r.status()).as(r.toString()).isEqualTo(status);
         assertThat(r.contentType()).as(r.toString()).startsWith("application/problem+json");

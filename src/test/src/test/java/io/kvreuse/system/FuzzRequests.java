@@ -428,6 +428,17 @@ final class FuzzRequests {
                         out.add(F.stringNode(e));
                     }
                 }
+                if (f.name().equals("regionRef")) {
+                    for (String r : List.of(
+                            "shm://../../../etc/passwd",
+                            "shm://a/../b",
+                            "file:///etc/passwd",
+                            "http://169.254.169.254/",
+                            "shm://a\nb",
+                            "cuda-ipc://0/short?size=1")) {
+                        out.add(F.stringNode(r));
+                    }
+                }
                 if (SchemaValues.isHash(f.name())) {
                     for (String h : List.of(
                             "xyz",

@@ -176,6 +176,15 @@ final class PopulatedFleet implements AutoCloseable {
         agentEpoch = agent(tokens.get(Caller.AGENT), hostA);
         agent(tokens.get(Caller.FOREIGN_AGENT), hostB);
 
+        // destinations may name only regions the target registered
+        ok(api.post(
+                "/api/v1/incarnations/" + prefillId + "/destination-regions",
+                engine,
+                Map.of(
+                        "fencingEpoch",
+                        prefillEpoch,
+                        "regions",
+                        List.of(Map.of("rank", 0, "regionRef", "shm://fuzz-dst", "capacityBlocks", 64)))));
         String transferring = propose();
         ok(api.post(
                 "/api/v1/leases/" + transferring + "/destination",

@@ -72,6 +72,15 @@ final class SoakDriver {
     void generation() throws Exception {
         Engine donor = new Engine(donorToken, "DECODE", 0);
         Engine target = new Engine(targetToken, "PREFILL", 1);
+        // destinations may name only regions the target registered
+        ok(call(() -> cp.api.post(
+                "/api/v1/incarnations/" + target.id + "/destination-regions",
+                targetToken,
+                Map.of(
+                        "fencingEpoch",
+                        target.epoch,
+                        "regions",
+                        List.of(Map.of("rank", 0, "regionRef", "shm://soak-dst", "capacityBlocks", 1_000_000))))));
         String bank = ok(call(() -> cp.api.post(
                         "/api/v1/incarnations/" + donor.id + "/banks",
                         donorToken,

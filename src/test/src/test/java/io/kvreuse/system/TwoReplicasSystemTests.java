@@ -210,6 +210,15 @@ class TwoReplicasSystemTests {
             f.targetId = f.engine(api, f.target, "PREFILL", domain, 1);
             f.donorEpoch = heartbeat(api, f.donor, f.donorId);
             f.targetEpoch = heartbeat(api, f.target, f.targetId);
+            // destinations may name only regions the target registered
+            created(api.post(
+                    "/api/v1/incarnations/" + f.targetId + "/destination-regions",
+                    f.target,
+                    Map.of(
+                            "fencingEpoch",
+                            f.targetEpoch,
+                            "regions",
+                            List.of(Map.of("rank", 0, "regionRef", "shm://dst", "capacityBlocks", 1_000_000)))));
             String bank = created(api.post(
                             "/api/v1/incarnations/" + f.donorId + "/banks",
                             f.donor,
