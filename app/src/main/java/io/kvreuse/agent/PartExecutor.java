@@ -61,6 +61,7 @@ final class PartExecutor {
         RegionImports.@Nullable Use to = null;
         TransferHandle handle;
         try {
+            OrderChecks.check(part);
             agent = initiator(part);
             from = regions.acquire(src.regionRef(), agent, src.gpuOrdinal());
             to = regions.acquire(dst.regionRef(), agent, dst.gpuOrdinal());

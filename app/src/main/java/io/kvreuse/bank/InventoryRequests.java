@@ -26,7 +26,10 @@ final class InventoryRequests {
 
     record Part(
             @NotNull @Min(0) @Max(63) Integer rank,
-            @NotBlank @Size(max = 512) String regionRef,
+
+            @NotBlank @Size(max = 512) @io.kvreuse.region.RegionReference
+            String regionRef,
+
             @NotNull @Min(1) Long bytesPerBlock) {}
 
     record Events(

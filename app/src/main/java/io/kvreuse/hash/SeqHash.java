@@ -18,18 +18,30 @@ public final class SeqHash {
         try {
             if (value.startsWith("0x") || value.startsWith("0X")) {
                 String hex = value.substring(2);
-                if (hex.isEmpty() || hex.length() > 16) {
+                if (hex.isEmpty() || hex.length() > 16 || !onlyAscii(hex, true)) {
                     throw invalid(field);
                 }
                 return Long.parseUnsignedLong(hex, 16);
             }
-            if (value.charAt(0) == '+' || value.charAt(0) == '-') {
+            // Long.parseUnsignedLong takes any Unicode digit (Arabic-Indic, fullwidth, …) and a sign
+            if (!onlyAscii(value, false)) {
                 throw invalid(field);
             }
             return Long.parseUnsignedLong(value);
         } catch (NumberFormatException e) {
             throw invalid(field);
         }
+    }
+
+    private static boolean onlyAscii(String digits, boolean hex) {
+        for (int i = 0; i < digits.length(); i++) {
+            char c = digits.charAt(i);
+            boolean ok = (c >= '0' && c <= '9') || (hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
+            if (!ok) {
+                return false;
+            }
+        }
+        return true;
     }
 
     public static String format(long hash) {

@@ -48,6 +48,10 @@ class IncarnationController {
             description = "invalid-request, malformed-request, duplicate-gpu, invalid-idempotency-key",
             content = @Content(mediaType = PROBLEM))
     @ApiResponse(
+            responseCode = "403",
+            description = "host-out-of-scope: the ENGINE token is scoped to another host",
+            content = @Content(mediaType = PROBLEM))
+    @ApiResponse(
             responseCode = "409",
             description = "stable-name-held, gpu-ordinal-in-use, incarnation-id-reused",
             content = @Content(mediaType = PROBLEM))
@@ -70,7 +74,8 @@ class IncarnationController {
     @ApiResponse(responseCode = "200", description = "the incarnation's state and fencing epoch after the heartbeat")
     @ApiResponse(
             responseCode = "400",
-            description = "invalid-parameter: a malformed id or X-Fencing-Epoch",
+            description = "invalid-parameter: a malformed id or X-Fencing-Epoch; invalid-request or"
+                    + " malformed-request: a fencingEpoch below 1, not an integer, or unlike the header's",
             content = @Content(mediaType = PROBLEM))
     @ApiResponse(
             responseCode = "404",
@@ -78,12 +83,16 @@ class IncarnationController {
             content = @Content(mediaType = PROBLEM))
     @ApiResponse(
             responseCode = "409",
-            description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
+            description = "illegal-transition, stale-epoch (an epoch other than the current one, older or"
+                    + " ahead), incarnation-lost, concurrent-change",
             content = @Content(mediaType = PROBLEM))
     @PostMapping("/{id}/heartbeat")
     Mono<StateReport> heartbeat(
-            @PathVariable UUID id, @RequestHeader(name = EPOCH_HEADER, required = false) @Nullable Long epoch) {
-        return CurrentPrincipal.get().flatMap(engine -> incarnations.heartbeat(id, engine, epoch));
+            @PathVariable UUID id,
+            @RequestHeader(name = EPOCH_HEADER, required = false) @Nullable Long epoch,
+            @RequestBody(required = false) @Valid @Nullable HeartbeatRequest body) {
+        Long presented = epochOf(epoch, body == null ? null : body.fencingEpoch());
+        return CurrentPrincipal.get().flatMap(engine -> incarnations.heartbeat(id, engine, presented));
     }
 
     @ApiResponse(responseCode = "200", description = "DRAINING, with the fencing epoch")
@@ -104,6 +113,7 @@ class IncarnationController {
             @PathVariable UUID id,
             @RequestHeader(name = EPOCH_HEADER, required = false) @Nullable Long epoch,
             @RequestBody(required = false) @Valid @Nullable ReportRequest body) {
+        epochOf(epoch, null);
         return CurrentPrincipal.get()
                 .flatMap(engine -> incarnations.drain(id, engine, epoch, ReportRequest.reasonOf(body)));
     }
@@ -126,6 +136,7 @@ class IncarnationController {
             @PathVariable UUID id,
             @RequestHeader(name = EPOCH_HEADER, required = false) @Nullable Long epoch,
             @RequestBody(required = false) @Valid @Nullable ReportRequest body) {
+        epochOf(epoch, null);
         return CurrentPrincipal.get()
                 .flatMap(engine -> incarnations.exit(id, engine, epoch, ReportRequest.reasonOf(body)));
     }
@@ -156,6 +167,28 @@ class IncarnationController {
     Mono<IncarnationView> get(@PathVariable UUID id) {
         return CurrentPrincipal.get().flatMap(p -> incarnations.requireOwned(id, p));
     }
+
+    /**
+     * The epoch a report presents, from the header or the heartbeat's body: epochs start at 1, so a
+     * smaller one is malformed (400), and header and body must not disagree.
+     */
+    static @Nullable Long epochOf(@Nullable Long header, @Nullable Long body) {
+        if (header != null && header < 1) {
+            throw new InvalidRequestException(
+                    "invalid-parameter", "Invalid parameter", EPOCH_HEADER + " must be a fencing epoch (1 or more)");
+        }
+        if (header != null && body != null && !header.equals(body)) {
+            throw new InvalidRequestException(
+                    "invalid-request",
+                    "Invalid request",
+                    EPOCH_HEADER + " " + header + " and fencingEpoch " + body + " disagree");
+        }
+        return header != null ? header : body;
+    }
+
+    /** Optional body of a heartbeat: the epoch the engine believes current (checked like the header). */
+    record HeartbeatRequest(
+            @Nullable @jakarta.validation.constraints.Min(1) Long fencingEpoch) {}
 
     /** Optional body of drain and exit: why, for the audit trail. */
     record ReportRequest(

@@ -65,6 +65,10 @@ class IncarnationRegistrar {
     /** Registers, or with an Idempotency-Key already used for the same body, replays the first answer. */
     Mono<Registration> register(RegisterRequest request, ApiPrincipal engine, @Nullable String idempotencyKey) {
         return Mono.defer(() -> {
+            if (!engine.mayActOn(request.hostId().strip())) {
+                return Mono.error(
+                        RegistrationProblems.hostOutOfScope(request.hostId().strip(), engine.hostId()));
+            }
             NewIncarnation n = prepare(request, engine);
             Mono<StateReport> create = create(n, request.incarnationId() != null, engine.actor());
             if (idempotencyKey == null) {

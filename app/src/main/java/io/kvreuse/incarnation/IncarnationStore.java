@@ -37,6 +37,26 @@ class IncarnationStore {
                         ranks(List.of(id)).map(RankRow::rank).collectList().map(row::withRanks));
     }
 
+    /**
+     * The incarnation if the principal may see it, else empty: visibility is part of the one
+     * statement, so an unknown id and another owner's id take the same path and the same time.
+     */
+    Mono<IncarnationView> findVisible(UUID id, ApiPrincipal p) {
+        return db.sql("""
+                        SELECT * FROM engine_incarnation
+                        WHERE incarnation_id = :id
+                          AND (:all OR owner_subject = :owner OR host_id = :ownHost)
+                        """)
+                .bind("id", id)
+                .bind("all", p.role() == Role.OPERATOR)
+                .bind("owner", orNull(p.role() == Role.ENGINE ? p.subject() : null, String.class))
+                .bind("ownHost", orNull(p.agentHost(), String.class))
+                .map(IncarnationStore::toRow)
+                .one()
+                .flatMap(row ->
+                        ranks(List.of(id)).map(RankRow::rank).collectList().map(row::withRanks));
+    }
+
     Mono<Incarnations.Ownership> ownership(UUID id) {
         return db.sql(
                         "SELECT owner_subject, host_id, state, fencing_epoch FROM engine_incarnation WHERE incarnation_id = :id")
@@ -68,7 +88,7 @@ class IncarnationStore {
                 .bind("domainId", orNull(f.domainId(), String.class))
                 .bind("hostId", orNull(f.hostId(), String.class))
                 .bind("owner", orNull(p.role() == Role.ENGINE ? p.subject() : null, String.class))
-                .bind("ownHost", orNull(p.role() == Role.AGENT ? p.subject() : null, String.class))
+                .bind("ownHost", orNull(p.agentHost(), String.class))
                 .bind("limit", limit)
                 .map(IncarnationStore::toRow)
                 .all()

@@ -59,22 +59,18 @@ public class Incarnations {
     /**
      * The incarnation if the principal may act on it: operators on all, an engine on those it
      * registered, an agent on those of its host. Otherwise {@link NoSuchIncarnationException}, so
-     * a token cannot probe for other engines' incarnations.
+     * a token cannot probe for other engines' incarnations: not by the answer, and not by its time
+     * (an unknown and a foreign id run the same single statement).
      */
     public Mono<IncarnationView> requireOwned(UUID id, ApiPrincipal principal) {
-        return find(id).filter(v -> visibleTo(v, principal))
-                .switchIfEmpty(Mono.error(() -> new NoSuchIncarnationException(id)));
-    }
-
-    static boolean visibleTo(IncarnationView v, ApiPrincipal p) {
-        return visibleTo(v.ownerSubject(), v.hostId(), p);
+        return store.findVisible(id, principal).switchIfEmpty(Mono.error(() -> new NoSuchIncarnationException(id)));
     }
 
     private static boolean visibleTo(String ownerSubject, String hostId, ApiPrincipal p) {
         return switch (p.role()) {
             case OPERATOR -> true;
             case ENGINE -> ownerSubject.equals(p.subject());
-            case AGENT -> hostId.equals(p.subject());
+            case AGENT -> hostId.equals(p.agentHost());
             case ROUTER -> false;
         };
     }

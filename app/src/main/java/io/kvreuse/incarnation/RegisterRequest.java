@@ -24,7 +24,7 @@ record RegisterRequest(
         @NotBlank @Size(max = 200) String domainId,
         @NotBlank @Size(max = 253) String hostId,
         @Nullable @Size(min = 1, max = 253) String fabricDomain,
-        @NotBlank @Size(max = 2048) String controlEndpoint,
+        @NotBlank @Size(max = 2048) @ControlEndpoint String controlEndpoint,
         @NotNull @Size(max = 64) List<@NotBlank @Size(max = 128) String> capabilities,
         @NotNull @Size(min = 1, max = 64) List<@NotNull @Valid RankRequest> ranks) {
 

@@ -36,6 +36,16 @@ final class RegistrationProblems {
                 .with("holderIncarnationId", holder);
     }
 
+    static KvReuseException hostOutOfScope(String hostId, @Nullable String scope) {
+        return new KvReuseException(
+                        ProblemKind.FORBIDDEN,
+                        "host-out-of-scope",
+                        "Host outside the token's scope",
+                        "this ENGINE token registers incarnations on host " + scope + " only, not on " + hostId)
+                .with("hostId", hostId)
+                .with("tokenHostId", scope);
+    }
+
     static KvReuseException idReused(UUID id) {
         return new KvReuseException(
                         ProblemKind.CONFLICT,

@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.region.DestinationRegions;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -40,6 +41,7 @@ class LeaseBatches {
     private final Calibration calibration;
     private final LeaseMetrics metrics;
     private final Clock clock;
+    private final DestinationRegions regions;
 
     LeaseBatches(
             BatchStore store,
@@ -47,7 +49,9 @@ class LeaseBatches {
             LeaseStore leases,
             Calibration calibration,
             LeaseMetrics metrics,
-            Clock clock) {
+            Clock clock,
+            DestinationRegions regions) {
+        this.regions = regions;
         this.store = store;
         this.orders = orders;
         this.leases = leases;
@@ -266,9 +270,10 @@ class LeaseBatches {
         Set<UUID> ids =
                 items.stream().map(DestinationItem::leaseId).collect(Collectors.toCollection(LinkedHashSet::new));
         return open(ids)
-                .flatMap(changes -> Mono.zip(store.epochs(parties(changes)), tps(changes))
+                .flatMap(changes -> Mono.zip(store.epochs(parties(changes)), tps(changes), regions.registry(targetId))
                         .flatMap(t -> {
                             Map<UUID, Long> epochs = t.getT1();
+                            DestinationRegions.Registry registry = t.getT3();
                             List<LeaseState> results = new ArrayList<>();
                             Set<UUID> left = new HashSet<>();
                             for (DestinationItem item : items) {
@@ -282,7 +287,8 @@ class LeaseBatches {
                                                     || l.row.state() == LeaseState.SOURCE_PINNED)
                                             && current(l.row, epochs)
                                             && l.destinations.isEmpty()
-                                            && valid(item.ranks(), tp, l.row.fetchBlocks())) {
+                                            && valid(item.ranks(), tp, l.row.fetchBlocks())
+                                            && registered(item.ranks(), registry)) {
                                         for (LeaseRequests.RankDestination r : item.ranks()) {
                                             changes.insertDestination(
                                                     l, r.rank(), r.regionRef(), SlotRuns.of(r.slots()));
@@ -303,6 +309,11 @@ class LeaseBatches {
                             }
                             return changes.apply().thenReturn(new Decided<>(results, changes, () -> {}));
                         }));
+    }
+
+    /** Whether every rank names a region the target registered and that holds its runs; else the single path refuses it. */
+    private static boolean registered(List<LeaseRequests.RankDestination> ranks, DestinationRegions.Registry registry) {
+        return ranks.stream().allMatch(r -> registry.problem(r.rank(), r.regionRef(), SlotRuns.of(r.slots())) == null);
     }
 
     private static boolean valid(List<LeaseRequests.RankDestination> ranks, int tp, int blocks) {

@@ -4,6 +4,7 @@ import io.kvreuse.error.ItemResult;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemKind;
 import io.kvreuse.incarnation.Incarnations;
+import io.kvreuse.region.DestinationRegions;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.security.Role;
 import java.util.List;
@@ -38,6 +39,7 @@ class LeaseReports {
     private final LeaseBatches batches;
     private final Incarnations incarnations;
     private final OrderWriter orders;
+    private final DestinationRegions regions;
 
     LeaseReports(
             LeaseStore leases,
@@ -50,7 +52,9 @@ class LeaseReports {
             TransactionalOperator tx,
             LeaseBatches batches,
             Incarnations incarnations,
-            OrderWriter orders) {
+            OrderWriter orders,
+            DestinationRegions regions) {
+        this.regions = regions;
         this.leases = leases;
         this.holds = holds;
         this.commands = commands;
@@ -151,7 +155,9 @@ class LeaseReports {
                                             && lease.state() != LeaseState.SOURCE_PINNED) {
                                         return Mono.error(LeaseProblems.wrongState(id, lease.state(), "a destination"));
                                     }
-                                    return parties.current(lease)
+                                    return regions.registry(lease.targetId())
+                                            .doOnNext(registry -> checkRegions(id, registry, req))
+                                            .then(parties.current(lease))
                                             .then(holds.destinations(id).collectList())
                                             .flatMap(existing -> existing.isEmpty()
                                                     ? allocate(lease, req, p.actor())
@@ -192,6 +198,17 @@ class LeaseReports {
             String problem = SlotRuns.problem(SlotRuns.of(r.slots()), blocks);
             if (problem != null) {
                 throw LeaseProblems.invalid("rank " + r.rank() + ": " + problem);
+            }
+        }
+    }
+
+    /** Every rank's region must be one the target registered for that rank, and hold the slot runs (422). */
+    private static void checkRegions(
+            UUID leaseId, DestinationRegions.Registry registry, LeaseRequests.DestinationRequest req) {
+        for (LeaseRequests.RankDestination r : req.ranks()) {
+            String problem = registry.problem(r.rank(), r.regionRef(), SlotRuns.of(r.slots()));
+            if (problem != null) {
+                throw DestinationRegions.notRegistered(leaseId, problem);
             }
         }
     }

@@ -21,7 +21,10 @@ final class LeaseRequests {
 
     record RankDestination(
             @NotNull @Min(0) Integer rank,
-            @NotBlank @Size(max = 500) String regionRef,
+
+            @NotBlank @Size(max = 500) @io.kvreuse.region.RegionReference
+            String regionRef,
+
             @NotEmpty @Size(max = 4096) List<@NotNull @Size(min = 2, max = 2) List<@NotNull Integer>> slots) {}
 
     record CommitRequest(

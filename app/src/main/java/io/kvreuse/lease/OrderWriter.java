@@ -33,7 +33,8 @@ class OrderWriter {
     /**
      * Queues one order per lease, with one part per rank: the source end on the donor's bank part,
      * the destination end on the target's allocation (agent names as {@code NixlAgentNames} makes
-     * them). The order goes to the host of the target's first rank, which initiates the transfer.
+     * them). Each end lists the regions its engine registered for the rank, which the agent checks
+     * the order against. The order goes to the host of the target's first rank, which initiates the transfer.
      */
     Mono<Void> create(java.util.Collection<UUID> leaseIds, Instant now) {
         if (leaseIds.isEmpty()) {
@@ -58,10 +59,14 @@ class OrderWriter {
                         SELECT o.order_id, s.rank,
                             jsonb_build_object('hostId', s.host_id, 'gpuOrdinal', s.gpu_ordinal,
                                 'nixlAgent', 'kvreuse@' || s.host_id || '/gpu' || s.gpu_ordinal, 'regionRef', p.region_ref,
-                                'slotRuns', l.source_slot_runs, 'bytesPerBlock', p.bytes_per_block),
+                                'slotRuns', l.source_slot_runs, 'bytesPerBlock', p.bytes_per_block,
+                                'registeredRegions', jsonb_build_array(p.region_ref)),
                             jsonb_build_object('hostId', t.host_id, 'gpuOrdinal', t.gpu_ordinal,
                                 'nixlAgent', 'kvreuse@' || t.host_id || '/gpu' || t.gpu_ordinal, 'regionRef', d.region_ref,
-                                'slotRuns', d.slot_runs, 'bytesPerBlock', p.bytes_per_block),
+                                'slotRuns', d.slot_runs, 'bytesPerBlock', p.bytes_per_block,
+                                'registeredRegions', COALESCE((SELECT jsonb_agg(r.region_ref ORDER BY r.region_ref)
+                                    FROM destination_region r
+                                    WHERE r.incarnation_id = l.target_incarnation_id AND r.rank = s.rank), '[]'::jsonb)),
                             l.source_slot_runs, l.fetch_blocks * p.bytes_per_block, 'QUEUED'
                         FROM o JOIN lease l ON l.lease_id = o.lease_id
                         JOIN incarnation_rank s ON s.incarnation_id = l.donor_incarnation_id

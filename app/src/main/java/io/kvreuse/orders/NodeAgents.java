@@ -25,8 +25,9 @@ import reactor.core.publisher.Mono;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Node agents: the first AGENT token to register a host owns it (its subject is stored; another
- * subject gets 403). Re-registering bumps the agent epoch, so reports of a previous agent process
+ * Node agents: an AGENT token is bound to one host when it is minted and acts for no other (403
+ * {@code token-host-mismatch}); the first token subject to register a host owns it (another subject
+ * gets 403). Re-registering bumps the agent epoch, so reports of a previous agent process
  * are refused. NIXL metadata is stored apart and never logged.
  */
 @Service
@@ -50,6 +51,9 @@ public class NodeAgents {
     record Registered(AgentView agent, boolean created) {}
 
     Mono<Registered> register(AgentRequests.Register req, ApiPrincipal p) {
+        if (!p.mayActOn(req.hostId())) {
+            return Mono.error(wrongHost(req.hostId(), p));
+        }
         Map<Integer, byte[]> blobs = decode(req);
         OffsetDateTime now = clock.instant().atOffset(ZoneOffset.UTC);
         return owner(req.hostId(), true)
@@ -152,8 +156,15 @@ public class NodeAgents {
                 .then(view(hostId));
     }
 
-    /** The agent's current epoch if the principal owns the host; 404 unknown host, 403 another owner. */
+    /**
+     * The agent's current epoch if the principal owns the host; 403 for an AGENT token bound to
+     * another host (decided before anything is read), 404 unknown host, 403 another owner.
+     */
     public Mono<Long> requireOwner(String hostId, ApiPrincipal p) {
+        String bound = p.agentHost();
+        if (bound != null && !bound.equals(hostId)) {
+            return Mono.error(wrongHost(hostId, p));
+        }
         return owner(hostId, false)
                 .switchIfEmpty(Mono.error(() -> new KvReuseException(
                         ProblemKind.NOT_FOUND,
@@ -235,6 +246,16 @@ public class NodeAgents {
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    static KvReuseException wrongHost(String hostId, ApiPrincipal p) {
+        return new KvReuseException(
+                        ProblemKind.FORBIDDEN,
+                        "token-host-mismatch",
+                        "Token bound to another host",
+                        "this AGENT token acts for host " + p.hostId() + " only, not for " + hostId)
+                .with("hostId", hostId)
+                .with("tokenHostId", p.hostId());
     }
 
     static KvReuseException notOwner(String hostId) {

@@ -20,14 +20,30 @@ public record TransferOrder(
     /** One rank's transfer; {@code slotRuns} are the source runs {@code [[start, count], …]}. */
     public record Part(int rank, Endpoint source, Endpoint destination, List<List<Integer>> slotRuns, long bytes) {}
 
-    /** One side of a part: a GPU on a host and the engine's region, cut into blocks at slot runs. */
+    /**
+     * One side of a part: a GPU on a host and the engine's region, cut into blocks at slot runs.
+     * {@code registeredRegions} are the regions that side's engine registered for this rank (its bank
+     * part, or its destination regions): the agent runs no part whose region is not among them.
+     */
     public record Endpoint(
             String hostId,
             int gpuOrdinal,
             String nixlAgent,
             String regionRef,
             List<List<Integer>> slotRuns,
-            long bytesPerBlock) {
+            long bytesPerBlock,
+            @Nullable List<String> registeredRegions) {
+
+        /** An endpoint whose own region is the one its engine registered. */
+        public Endpoint(
+                String hostId,
+                int gpuOrdinal,
+                String nixlAgent,
+                String regionRef,
+                List<List<Integer>> slotRuns,
+                long bytesPerBlock) {
+            this(hostId, gpuOrdinal, nixlAgent, regionRef, slotRuns, bytesPerBlock, List.of(regionRef));
+        }
 
         public int blocks() {
             return slotRuns.stream().mapToInt(r -> r.get(1)).sum();

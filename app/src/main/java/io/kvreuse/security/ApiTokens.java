@@ -66,12 +66,13 @@ public class ApiTokens {
             return Mono.just(hit.principal);
         }
         Mono<ApiPrincipal> lookup = db.sql(
-                        "SELECT token_id, role, subject FROM api_token WHERE token_hash = :hash AND revoked_at IS NULL")
+                        "SELECT token_id, role, subject, host_id FROM api_token WHERE token_hash = :hash AND revoked_at IS NULL")
                 .bind("hash", digest)
                 .map((row, meta) -> new ApiPrincipal(
                         row.get("token_id", UUID.class),
                         Role.valueOf(row.get("role", String.class)),
-                        row.get("subject", String.class)))
+                        row.get("subject", String.class),
+                        row.get("host_id", String.class)))
                 .one()
                 .doOnNext(p -> {
                     if (cache.size() > 10_000) {
@@ -121,15 +122,37 @@ public class ApiTokens {
                 .flatMap(Mono::justOrEmpty);
     }
 
-    /** Mints a token; the secret is returned once and never stored. */
-    public Mono<MintedToken> mint(Role role, String subject, String description, String actor) {
+    /**
+     * Mints a token; the secret is returned once and never stored. {@code hostId} binds it to one
+     * host: required for AGENT tokens, an optional scope for ENGINE tokens, refused for the others.
+     */
+    public Mono<MintedToken> mint(
+            Role role, String subject, @Nullable String hostId, String description, String actor) {
+        checkHost(role, hostId);
         String secret = TokenSecrets.generate();
         UUID id = UUID.randomUUID();
-        return insert(id, role, subject, description, TokenSecrets.digest(secret), false, actor)
+        Map<String, Object> detail = new java.util.LinkedHashMap<>(Map.of("role", role.name(), "subject", subject));
+        if (hostId != null) {
+            detail.put("hostId", hostId);
+        }
+        return insert(id, role, subject, hostId, description, TokenSecrets.digest(secret), false, actor)
                 .then(audit.record(AuditEntry.action(actor, "token", id.toString(), "TOKEN_MINTED")
-                        .withDetail(Map.of("role", role.name(), "subject", subject))))
+                        .withDetail(detail)))
                 .as(tx::transactional)
-                .thenReturn(new MintedToken(id, secret, role, subject));
+                .thenReturn(new MintedToken(id, secret, role, subject, hostId));
+    }
+
+    private static void checkHost(Role role, @Nullable String hostId) {
+        if (role == Role.AGENT && hostId == null) {
+            throw new io.kvreuse.error.InvalidRequestException(
+                    "host-required", "Host required", "an AGENT token is bound to one host: name it in hostId");
+        }
+        if (hostId != null && role != Role.AGENT && role != Role.ENGINE) {
+            throw new io.kvreuse.error.InvalidRequestException(
+                    "host-not-allowed",
+                    "Host not allowed for this role",
+                    "only AGENT and ENGINE tokens are bound to a host; leave hostId out for " + role);
+        }
     }
 
     /** Makes sure the bootstrap operator secret is accepted; idempotent across restarts. */
@@ -142,7 +165,15 @@ public class ApiTokens {
                 .one()
                 .flatMap(n -> n > 0
                         ? Mono.just(false)
-                        : insert(id, Role.OPERATOR, "bootstrap", "bootstrap operator token", digest, true, "system")
+                        : insert(
+                                        id,
+                                        Role.OPERATOR,
+                                        "bootstrap",
+                                        null,
+                                        "bootstrap operator token",
+                                        digest,
+                                        true,
+                                        "system")
                                 .then(audit.record(
                                         AuditEntry.action("system", "token", id.toString(), "TOKEN_BOOTSTRAPPED")))
                                 .as(tx::transactional)
@@ -150,14 +181,22 @@ public class ApiTokens {
     }
 
     private Mono<Void> insert(
-            UUID id, Role role, String subject, String description, byte[] digest, boolean bootstrap, String actor) {
+            UUID id,
+            Role role,
+            String subject,
+            @Nullable String hostId,
+            String description,
+            byte[] digest,
+            boolean bootstrap,
+            String actor) {
         return db.sql("""
-                        INSERT INTO api_token (token_id, role, subject, description, token_hash, bootstrap, created_by)
-                        VALUES (:id, :role, :subject, :description, :hash, :bootstrap, :actor)
+                        INSERT INTO api_token (token_id, role, subject, host_id, description, token_hash, bootstrap, created_by)
+                        VALUES (:id, :role, :subject, :hostId, :description, :hash, :bootstrap, :actor)
                         """)
                 .bind("id", id)
                 .bind("role", role.name())
                 .bind("subject", subject)
+                .bind("hostId", io.kvreuse.store.Sql.orNull(hostId, String.class))
                 .bind("description", description)
                 .bind("hash", digest)
                 .bind("bootstrap", bootstrap)
@@ -165,13 +204,26 @@ public class ApiTokens {
                 .then();
     }
 
-    public Flux<TokenInfo> list() {
-        return db.sql("SELECT token_id, role, subject, description, bootstrap, created_at, created_by, revoked_at "
-                        + "FROM api_token ORDER BY created_at, token_id")
+    /**
+     * One page of tokens, oldest first: at most {@code limit} after {@code after} (the last token of
+     * the previous page), in the order {@code (created_at, token_id)}.
+     */
+    public Flux<TokenInfo> list(@Nullable TokenCursor after, int limit) {
+        return db.sql(
+                        "SELECT token_id, role, subject, host_id, description, bootstrap, created_at, created_by, revoked_at "
+                                + "FROM api_token WHERE CAST(:afterAt AS TIMESTAMPTZ) IS NULL "
+                                + "OR (created_at, token_id) > (CAST(:afterAt AS TIMESTAMPTZ), CAST(:afterId AS UUID)) "
+                                + "ORDER BY created_at, token_id LIMIT :limit")
+                .bind(
+                        "afterAt",
+                        io.kvreuse.store.Sql.orNull(after == null ? null : after.createdAt(), OffsetDateTime.class))
+                .bind("afterId", io.kvreuse.store.Sql.orNull(after == null ? null : after.tokenId(), UUID.class))
+                .bind("limit", limit)
                 .map((row, meta) -> new TokenInfo(
                         row.get("token_id", UUID.class),
                         Role.valueOf(row.get("role", String.class)),
                         row.get("subject", String.class),
+                        row.get("host_id", String.class),
                         row.get("description", String.class),
                         Boolean.TRUE.equals(row.get("bootstrap", Boolean.class)),
                         row.get("created_at", OffsetDateTime.class).toInstant(),
@@ -204,13 +256,19 @@ public class ApiTokens {
     private record Cached(ApiPrincipal principal, long verifiedAt, long expiresAt) {}
 
     /** A freshly minted token: the only time the secret is visible. */
-    public record MintedToken(UUID tokenId, String token, Role role, String subject) {}
+    public record MintedToken(
+            UUID tokenId,
+            String token,
+            Role role,
+            String subject,
+            @Nullable String hostId) {}
 
     /** A token as listed: never its secret. */
     public record TokenInfo(
             UUID tokenId,
             Role role,
             String subject,
+            @Nullable String hostId,
             String description,
             boolean bootstrap,
             Instant createdAt,

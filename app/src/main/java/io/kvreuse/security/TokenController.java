@@ -1,22 +1,29 @@
 package io.kvreuse.security;
 
+import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemKind;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Size;
+import java.util.List;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /** Token minting, listing and revocation (OPERATOR). */
@@ -24,23 +31,66 @@ import reactor.core.publisher.Mono;
 @RequestMapping("/api/v1/tokens")
 class TokenController {
 
+    static final int DEFAULT_LIMIT = 100;
+    static final int MAX_LIMIT = 1000;
+    static final String NEXT_CURSOR = "X-Next-Cursor";
+
     private final ApiTokens tokens;
 
     TokenController(ApiTokens tokens) {
         this.tokens = tokens;
     }
 
+    @ApiResponse(responseCode = "201", description = "the token, with its secret shown this once")
+    @ApiResponse(
+            responseCode = "400",
+            description = "invalid-request, malformed-request; host-required: an AGENT token without hostId;"
+                    + " host-not-allowed: a hostId on a ROUTER or OPERATOR token",
+            content = @Content(mediaType = "application/problem+json"))
     @PostMapping
     @ResponseStatus(HttpStatus.CREATED)
     Mono<ApiTokens.MintedToken> mint(@Valid @RequestBody MintRequest request) {
         return CurrentPrincipal.get()
                 .flatMap(op -> tokens.mint(
-                        request.role(), request.subject().strip(), request.descriptionOrEmpty(), op.actor()));
+                        request.role(),
+                        request.subject().strip(),
+                        request.hostId() == null ? null : request.hostId().strip(),
+                        request.descriptionOrEmpty(),
+                        op.actor()));
     }
 
+    /**
+     * A page of tokens, oldest first. When more follow, {@code X-Next-Cursor} (and a {@code Link}
+     * with {@code rel="next"}) names where the next page starts.
+     */
+    @ApiResponse(
+            responseCode = "200",
+            description = "up to limit tokens (never their secrets); X-Next-Cursor when more follow")
+    @ApiResponse(
+            responseCode = "400",
+            description = "invalid-parameter: limit outside 1..1000 or a cursor no page returned",
+            content = @Content(mediaType = "application/problem+json"))
     @GetMapping
-    Flux<ApiTokens.TokenInfo> list() {
-        return tokens.list();
+    Mono<ResponseEntity<List<ApiTokens.TokenInfo>>> list(
+            @RequestParam(defaultValue = "" + DEFAULT_LIMIT) int limit,
+            @RequestParam(required = false) @Nullable String cursor) {
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw new InvalidRequestException(
+                    "invalid-parameter", "Invalid parameter", "limit must be between 1 and " + MAX_LIMIT);
+        }
+        TokenCursor after = cursor == null ? null : TokenCursor.decode(cursor);
+        // one more than asked says whether another page follows
+        return tokens.list(after, limit + 1).collectList().map(page -> {
+            if (page.size() <= limit) {
+                return ResponseEntity.ok(page);
+            }
+            List<ApiTokens.TokenInfo> shown = page.subList(0, limit);
+            String next = TokenCursor.after(shown.getLast()).encode();
+            return ResponseEntity.ok()
+                    .header(NEXT_CURSOR, next)
+                    .header(HttpHeaders.LINK, "</api/v1/tokens?limit=" + limit + "&cursor=" + next + ">; rel=\"next\"")
+                    .body(shown);
+        });
     }
 
     @DeleteMapping("/{tokenId}")
@@ -60,6 +110,11 @@ class TokenController {
     record MintRequest(
             @NotNull Role role,
             @NotBlank @Size(max = 200) String subject,
+
+            @org.jspecify.annotations.Nullable
+            @Size(min = 1, max = 253)
+            @jakarta.validation.constraints.Pattern(regexp = "\\S(.*\\S)?", message = "must not be blank or padded")
+            String hostId,
 
             @org.jspecify.annotations.Nullable @Size(max = 1000)
             String description) {

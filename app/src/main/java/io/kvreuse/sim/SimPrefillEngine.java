@@ -11,7 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import tools.jackson.databind.JsonNode;
 
 /**
- * A prefill target: destination regions in shared memory ({@code shm://sim-dst-<id>-<rank>}). Given
+ * A prefill target: destination regions in shared memory ({@code shm://sim-dst-<id>-<rank>}),
+ * registered with the control plane when it starts. Given
  * a {@code kv.fetch_gpu} hint it allocates and zeroes destination slots and reports them; told the
  * blocks were DELIVERED it checks every byte of every rank against {@link KvPattern} and commits, or
  * aborts naming the first bad byte. RELEASE frees the allocation.
@@ -42,9 +43,17 @@ public final class SimPrefillEngine extends SimEngine {
 
     public SimPrefillEngine start() {
         register();
+        List<Map<String, Object>> registered = new ArrayList<>();
         for (int r = 0; r < tp(); r++) {
             regions.add(SharedMemoryRegion.create("sim-dst-" + id() + "-" + r, (long) capacity * bytesPerBlock));
+            registered.add(
+                    Map.of("rank", r, "regionRef", "shm://" + regions.get(r).name(), "capacityBlocks", capacity));
         }
+        // destinations may name only regions registered beforehand
+        http.post(
+                        "/api/v1/incarnations/" + id() + "/destination-regions",
+                        Map.of("fencingEpoch", epoch(), "regions", registered))
+                .expect(200, "destination regions");
         return this;
     }
 

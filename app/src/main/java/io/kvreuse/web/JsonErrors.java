@@ -13,8 +13,14 @@ final class JsonErrors {
 
     static String describe(Throwable ex) {
         for (Throwable t = ex; t != null; t = t.getCause()) {
+            if (t instanceof StrictJson.NotUtf8Exception n) {
+                return n.getMessage();
+            }
             if (t instanceof InvalidFormatException f && f.getOriginalMessage().endsWith(NoNulStrings.NUL)) {
                 return "field '" + path(f) + "' contains a NUL character, which is not allowed";
+            }
+            if (t instanceof InvalidFormatException f && f.getOriginalMessage().endsWith(NoNulStrings.LONE_SURROGATE)) {
+                return "field '" + path(f) + "' contains a lone UTF-16 surrogate, which is no character";
             }
             if (t instanceof InvalidFormatException f) {
                 return "field '" + path(f) + "' has an invalid value '" + f.getValue() + "'";

@@ -11,12 +11,15 @@ import tools.jackson.databind.module.SimpleModule;
 /**
  * Request strings may not contain NUL ({@code \u0000}): PostgreSQL cannot store it in {@code text}
  * or {@code jsonb}, so such a value is refused when the body is read (a 400 naming the field)
- * instead of failing in the database.
+ * instead of failing in the database. Nor may they contain a lone surrogate ({@code "\ud800"}): it
+ * is no character, and PostgreSQL would store it as {@code ?}, so two different names would become
+ * one.
  */
 @Configuration(proxyBeanMethods = false)
 class NoNulStrings {
 
     static final String NUL = "NUL characters are not allowed";
+    static final String LONE_SURROGATE = "lone UTF-16 surrogates are not allowed";
 
     @Bean
     JsonMapperBuilderCustomizer nulRefusingStringDeserializers() {
@@ -31,7 +34,15 @@ class NoNulStrings {
         @Override
         public String deserialize(JsonParser p, DeserializationContext ctxt) {
             String value = super.deserialize(p, ctxt);
-            return value != null && value.indexOf('\0') >= 0 ? refuse(value, ctxt) : value;
+            if (value == null) {
+                return null;
+            }
+            if (value.indexOf('\0') >= 0) {
+                return refuse(value, ctxt);
+            }
+            return hasLoneSurrogate(value)
+                    ? (String) ctxt.handleWeirdStringValue(String.class, escaped(value), LONE_SURROGATE)
+                    : value;
         }
     }
 
@@ -39,8 +50,36 @@ class NoNulStrings {
 
         @Override
         public Object deserializeKey(String key, DeserializationContext ctxt) {
-            return key.indexOf('\0') >= 0 ? ctxt.handleWeirdKey(String.class, key.replace("\0", "\\u0000"), NUL) : key;
+            if (key.indexOf('\0') >= 0) {
+                return ctxt.handleWeirdKey(String.class, key.replace("\0", "\\u0000"), NUL);
+            }
+            return hasLoneSurrogate(key) ? ctxt.handleWeirdKey(String.class, escaped(key), LONE_SURROGATE) : key;
         }
+    }
+
+    static boolean hasLoneSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The value with every surrogate written as an escape, safe to echo in a problem detail. */
+    private static String escaped(String value) {
+        StringBuilder b = new StringBuilder(value.length());
+        value.chars().forEach(c -> {
+            if (Character.isSurrogate((char) c)) {
+                b.append(String.format("\\u%04x", c));
+            } else {
+                b.append((char) c);
+            }
+        });
+        return b.toString();
     }
 
     private static String refuse(String value, DeserializationContext ctxt) {

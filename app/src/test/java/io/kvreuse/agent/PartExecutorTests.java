@@ -179,7 +179,8 @@ class PartExecutorTests {
 
     @Test
     void partWhenRegionIsCudaIpcWithoutCudaThenFailedWithTheReason() {
-        executor.execute(UUID.randomUUID(), part("cuda-ipc://0/abc", "shm://" + destination.name(), 0, 1));
+        String wellFormed = "cuda-ipc://0/" + "A".repeat(86) + "?size=4096";
+        executor.execute(UUID.randomUUID(), part(wellFormed, "shm://" + destination.name(), 0, 1));
 
         assertThat(reports).extracting(Report::state).containsExactly(PartState.FAILED);
         assertThat(reports.getFirst().detail()).contains("libcudart");

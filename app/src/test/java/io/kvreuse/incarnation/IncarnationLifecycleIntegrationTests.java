@@ -115,6 +115,67 @@ class IncarnationLifecycleIntegrationTests {
     }
 
     @Test
+    void heartbeatWithStaleOrAheadEpochInBodyThenConflictAndNothingChanges() {
+        UUID id = engines.ready(engine, registration(domain, newHost(), 0, 1));
+        Object lastBeat = engines.view(engine, id).get("lastHeartbeatAt");
+        expectProblem(heartbeatWithBody(id, "{\"fencingEpoch\":3}"), 409, "stale-epoch")
+                .jsonPath("$.currentEpoch")
+                .isEqualTo(2)
+                .jsonPath("$.presentedEpoch")
+                .isEqualTo(3);
+        expectProblem(heartbeatWithBody(id, "{\"fencingEpoch\":1}"), 409, "stale-epoch");
+        assertThat(engines.view(engine, id))
+                .containsEntry("state", "READY")
+                .containsEntry("fencingEpoch", 2)
+                .containsEntry("lastHeartbeatAt", lastBeat);
+        assertThat(Engines.json(heartbeatWithBody(id, "{\"fencingEpoch\":2}")
+                        .expectStatus()
+                        .isOk()))
+                .containsEntry("state", "READY")
+                .containsEntry("fencingEpoch", 2);
+    }
+
+    @Test
+    void heartbeatWithImpossibleEpochThenBadRequestAndNothingChanges() {
+        UUID id = engines.registered(engine, registration(domain, newHost(), 0, 1));
+        expectProblem(heartbeatWithBody(id, "{\"fencingEpoch\":-1}"), 400, "invalid-request");
+        expectProblem(heartbeatWithBody(id, "{\"fencingEpoch\":0}"), 400, "invalid-request");
+        expectProblem(heartbeatWithBody(id, "{\"fencingEpoch\":18446744073709551616}"), 400, "malformed-request");
+        expectProblem(engines.report(engine, id, "heartbeat", -1L), 400, "invalid-parameter");
+        expectProblem(
+                http.post()
+                        .uri("/api/v1/incarnations/{id}/heartbeat", id)
+                        .header("Authorization", "Bearer " + engine)
+                        .header("X-Fencing-Epoch", "18446744073709551616")
+                        .exchange(),
+                400,
+                "invalid-parameter");
+        expectProblem(
+                http.post()
+                        .uri("/api/v1/incarnations/{id}/heartbeat", id)
+                        .header("Authorization", "Bearer " + engine)
+                        .header("X-Fencing-Epoch", "1")
+                        .contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                        .bodyValue("{\"fencingEpoch\":2}")
+                        .exchange(),
+                400,
+                "invalid-request");
+        // none of them counted as a heartbeat: the incarnation never became READY
+        assertThat(engines.view(engine, id))
+                .containsEntry("state", "REGISTERED")
+                .containsEntry("fencingEpoch", 1);
+    }
+
+    private WebTestClient.ResponseSpec heartbeatWithBody(UUID id, String json) {
+        return http.post()
+                .uri("/api/v1/incarnations/{id}/heartbeat", id)
+                .header("Authorization", "Bearer " + engine)
+                .contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                .bodyValue(json)
+                .exchange();
+    }
+
+    @Test
     void malformedEpochOrIdThenInvalidParameter() {
         UUID id = engines.registered(engine, registration(domain, newHost(), 0, 1));
         expectProblem(
@@ -133,6 +194,67 @@ class IncarnationLifecycleIntegrationTests {
                 400,
                 "invalid-parameter");
         assertThat(engines.view(engine, id)).containsEntry("state", "REGISTERED");
+    }
+
+    @Test
+    void foreignAndUnknownIncarnationsGetTheSameAnswerInTheSameTime() {
+        UUID foreign = engines.ready(tokens.mint(Role.ENGINE), registration(domain, newHost(), 0, 1));
+        UUID unknown = UUID.randomUUID();
+        for (String what : List.of("heartbeat", "drain", "exit")) {
+            String a = problemShape(engines.report(engine, foreign, what, null), foreign);
+            String b = problemShape(engines.report(engine, unknown, what, null), unknown);
+            assertThat(a).isEqualTo(b).doesNotContain("ownerSubject").doesNotContain("currentState");
+        }
+        assertThat(problemShape(engines.get(engine, foreign), foreign))
+                .isEqualTo(problemShape(engines.get(engine, unknown), unknown));
+
+        // interleaved, so drift in the machine's load hits both alike; the median of each
+        long[] foreignNanos = new long[TIMING_ROUNDS];
+        long[] unknownNanos = new long[TIMING_ROUNDS];
+        for (int i = 0; i < TIMING_ROUNDS + TIMING_WARMUP; i++) {
+            long f = timedGet(foreign);
+            long u = timedGet(unknown);
+            if (i >= TIMING_WARMUP) {
+                foreignNanos[i - TIMING_WARMUP] = f;
+                unknownNanos[i - TIMING_WARMUP] = u;
+            }
+        }
+        double f = median(foreignNanos) / 1e6;
+        double u = median(unknownNanos) / 1e6;
+        assertThat(Math.abs(f - u))
+                .as("median ms, foreign %.3f vs unknown %.3f", f, u)
+                .isLessThan(0.1 * Math.min(f, u));
+        assertThat(engines.view(tokens.operator(), foreign)).containsEntry("state", "READY");
+    }
+
+    private static final int TIMING_ROUNDS = 400;
+    private static final int TIMING_WARMUP = 100;
+
+    private long timedGet(UUID id) {
+        long start = System.nanoTime();
+        http.get()
+                .uri("/api/v1/incarnations/{id}", id)
+                .header("Authorization", "Bearer " + engine)
+                .exchange()
+                .expectStatus()
+                .isNotFound()
+                .expectBody()
+                .returnResult();
+        return System.nanoTime() - start;
+    }
+
+    private static double median(long[] values) {
+        long[] sorted = values.clone();
+        java.util.Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
+    }
+
+    /** The problem document with the addressed id blanked out: what a caller learns besides the id it sent. */
+    private static String problemShape(WebTestClient.ResponseSpec response, UUID id) {
+        byte[] body = expectProblem(response, 404, "incarnation-not-found")
+                .returnResult()
+                .getResponseBodyContent();
+        return new String(body, java.nio.charset.StandardCharsets.UTF_8).replace(id.toString(), "<id>");
     }
 
     @Test

@@ -170,6 +170,53 @@ class IncarnationRegistrationIntegrationTests {
     }
 
     @Test
+    void registerWhenControlEndpointIsNotTcpHostPortThenInvalidRequestAndNothingStored() {
+        String host = newHost();
+        Map<String, Object> body = registration(domain, host, 0, 1);
+        List<String> refused = List.of(
+                "http://169.254.169.254/latest/meta-data/",
+                "tcp://169.254.169.254:80",
+                "tcp://[fe80::1]:5557",
+                "tcp://0.0.0.0:5557",
+                "tcp://224.0.0.1:5557",
+                "file:///etc/passwd",
+                "gopher://evil:70/_x",
+                "javascript:alert(1)",
+                "TCP://host:5557",
+                "tcp://host:5557\r\nX-Injected: 1",
+                "tcp://host:5557\n",
+                "tcp://ho\u202Est:5557",
+                "tcp://user:pw@host:5557",
+                "tcp://host",
+                "tcp://host:0",
+                "tcp://host:65536",
+                "tcp://host:+80",
+                "tcp://host:5557/path",
+                "tcp://host:5557?q=1",
+                "tcp://-host:5557",
+                "tcp://ho_st:5557",
+                "tcp://host..x:5557",
+                "tcp://999.1.1.1:5557",
+                "tcp://[::1:5557",
+                "tcp://:5557",
+                "tcp://h\u00f6st:5557");
+        for (String endpoint : refused) {
+            expectProblem(engines.register(engine, with(body, "controlEndpoint", endpoint)), 400, "invalid-request")
+                    .jsonPath("$.errors[0].field")
+                    .isEqualTo("controlEndpoint");
+        }
+        assertThat(engines.incarnationsOnHost(host)).isZero();
+
+        for (String endpoint : List.of(
+                "tcp://" + host + ":5557", "tcp://10.0.0.7:1", "tcp://[2001:db8::7]:65535", "tcp://a.b-c.example:80")) {
+            UUID id = engines.registered(
+                    engine, with(registration(domain, newHost(), 0, 1), "controlEndpoint", endpoint));
+            assertThat(engines.view(engine, id)).containsEntry("controlEndpoint", endpoint);
+            engines.ok(engine, id, "exit");
+        }
+    }
+
+    @Test
     void registerWithCallerChosenIdThenTheIdIsNeverAcceptedAgain() {
         UUID chosen = UUID.randomUUID();
         UUID id = engines.registered(

@@ -433,7 +433,7 @@ class LeaseBatchIntegrationTests {
     Map<String, Object> destination(String lease, int start) {
         List<Map<String, Object>> ranks = new ArrayList<>();
         for (int r = 0; r < w.tp; r++) {
-            ranks.add(Map.of("rank", r, "regionRef", "shm://dst-" + r, "slots", List.of(List.of(start, 8))));
+            ranks.add(Map.of("rank", r, "regionRef", w.destinationRegion(r), "slots", List.of(List.of(start, 8))));
         }
         return Map.of("leaseId", lease, "ranks", ranks);
     }

@@ -318,8 +318,8 @@ class LeaseLifecycleIntegrationTests {
                                 99,
                                 "ranks",
                                 List.of(
-                                        Map.of("rank", 0, "regionRef", "r", "slots", List.of(List.of(0, 8))),
-                                        Map.of("rank", 1, "regionRef", "r", "slots", List.of(List.of(0, 8))))))
+                                        Map.of("rank", 0, "regionRef", "shm://r", "slots", List.of(List.of(0, 8))),
+                                        Map.of("rank", 1, "regionRef", "shm://r", "slots", List.of(List.of(0, 8))))))
                 .expectStatus()
                 .isEqualTo(409)
                 .expectBody()
@@ -356,7 +356,7 @@ class LeaseLifecycleIntegrationTests {
                                 "fencingEpoch",
                                 w.epoch(w.target),
                                 "ranks",
-                                List.of(Map.of("rank", 0, "regionRef", "r", "slots", List.of(List.of(0, 3))))))
+                                List.of(Map.of("rank", 0, "regionRef", "shm://r", "slots", List.of(List.of(0, 3))))))
                 .expectStatus()
                 .isBadRequest()
                 .expectHeader()
@@ -369,7 +369,7 @@ class LeaseLifecycleIntegrationTests {
                                 "fencingEpoch",
                                 1,
                                 "ranks",
-                                List.of(Map.of("rank", 0, "regionRef", "r", "slots", List.of(List.of(0, 8))))))
+                                List.of(Map.of("rank", 0, "regionRef", "shm://r", "slots", List.of(List.of(0, 8))))))
                 .expectStatus()
                 .isForbidden();
         w.fleet

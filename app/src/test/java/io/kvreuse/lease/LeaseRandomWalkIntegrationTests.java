@@ -117,7 +117,8 @@ class LeaseRandomWalkIntegrationTests {
             }
             List<Map<String, Object>> ranks = new java.util.ArrayList<>();
             for (int rank = 0; rank < w.tp; rank++) {
-                ranks.add(Map.of("rank", rank, "regionRef", "shm://walk-" + rank, "slots", List.of(List.of(start, 8))));
+                ranks.add(Map.of(
+                        "rank", rank, "regionRef", w.destinationRegion(rank), "slots", List.of(List.of(start, 8))));
             }
             w.fleet
                     .postRaw(

@@ -36,7 +36,7 @@ class AgentLivenessIntegrationTests {
     void silentAgentsGoSuspectThenOfflineAndAHeartbeatBringsThemBack() {
         Fleet fleet = new Fleet(http, tokens);
         String host = Fleet.host();
-        String token = tokens.mint(Role.AGENT);
+        String token = tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host);
         fleet.post(
                 "/api/v1/agents",
                 token,

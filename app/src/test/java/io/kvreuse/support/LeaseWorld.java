@@ -66,7 +66,8 @@ public final class LeaseWorld {
         long[] next = new long[tp];
         java.util.Arrays.fill(next, 1);
         fleet.storeChain(donor, bankId, tp, chain, 10, next);
-        this.agentToken = tokens.mint(Role.AGENT);
+        registerDestinationRegions(DESTINATION_CAPACITY).expectStatus().isOk();
+        this.agentToken = tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host);
         this.agentEpoch = ((Number) registerAgent(agentToken, host).get("agentEpoch")).longValue();
     }
 
@@ -185,18 +186,32 @@ public final class LeaseWorld {
         }
     }
 
+    /** Blocks of each destination region the target registers. */
+    public static final int DESTINATION_CAPACITY = 4096;
+
+    /** The target's region of {@code rank}, as {@link #destination} names it. */
+    public String destinationRegion(int rank) {
+        return "shm://dst-" + target.id() + "-" + rank;
+    }
+
+    /** Registers the target's destination regions, one per rank, of {@code capacity} blocks. */
+    public WebTestClient.ResponseSpec registerDestinationRegions(int capacity) {
+        List<Map<String, Object>> regions = new ArrayList<>();
+        for (int r = 0; r < tp; r++) {
+            regions.add(Map.of("rank", r, "regionRef", destinationRegion(r), "capacityBlocks", capacity));
+        }
+        return fleet.postRaw(
+                "/api/v1/incarnations/" + target.id() + "/destination-regions",
+                target.token(),
+                Map.of("fencingEpoch", epoch(target), "regions", regions));
+    }
+
     /** Destination slots {@code [start, fetch)} on every rank. */
     public WebTestClient.ResponseSpec destination(String leaseId, int start) {
         int fetch = ((Number) lease(leaseId).get("fetchBlocks")).intValue();
         List<Map<String, Object>> ranks = new ArrayList<>();
         for (int r = 0; r < tp; r++) {
-            ranks.add(Map.of(
-                    "rank",
-                    r,
-                    "regionRef",
-                    "shm://dst-" + target.id() + "-" + r,
-                    "slots",
-                    List.of(List.of(start, fetch))));
+            ranks.add(Map.of("rank", r, "regionRef", destinationRegion(r), "slots", List.of(List.of(start, fetch))));
         }
         return fleet.postRaw(
                 "/api/v1/leases/" + leaseId + "/destination",

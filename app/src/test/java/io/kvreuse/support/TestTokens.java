@@ -26,9 +26,15 @@ public final class TestTokens {
         return mint(role, role.name().toLowerCase() + "-" + UUID.randomUUID());
     }
 
+    /** A token with this subject; an AGENT token is bound to the host named like its subject. */
     public String mint(Role role, String subject) {
+        return mint(role, subject, role == Role.AGENT ? subject : null);
+    }
+
+    /** A token bound to {@code hostId} (AGENT) or scoped to it (ENGINE). */
+    public String mint(Role role, String subject, @org.jspecify.annotations.Nullable String hostId) {
         return tokens.getObject()
-                .mint(role, subject, "test", "test")
+                .mint(role, subject, hostId, "test", "test")
                 .map(ApiTokens.MintedToken::token)
                 .block(Duration.ofSeconds(10));
     }

@@ -361,7 +361,7 @@ public final class LeaseLifecycleLoad {
         String host = "bench-" + UUID.randomUUID();
         String donor = token("ENGINE");
         String target = token("ENGINE");
-        String agent = token("AGENT");
+        String agent = token("AGENT", host);
         String donorId = engine(donor, "DECODE", domain, host, 0);
         String targetId = engine(target, "PREFILL", domain, host, 1);
         long donorEpoch = post("/api/v1/incarnations/" + donorId + "/heartbeat", donor, Map.of(), 200)
@@ -370,6 +370,16 @@ public final class LeaseLifecycleLoad {
         long targetEpoch = post("/api/v1/incarnations/" + targetId + "/heartbeat", target, Map.of(), 200)
                 .get("fencingEpoch")
                 .asLong();
+        // destinations may name only regions the target registered
+        post(
+                "/api/v1/incarnations/" + targetId + "/destination-regions",
+                target,
+                Map.of(
+                        "fencingEpoch",
+                        targetEpoch,
+                        "regions",
+                        List.of(Map.of("rank", 0, "regionRef", "shm://dst", "capacityBlocks", 100_000_000))),
+                200);
         String bank = post(
                         "/api/v1/incarnations/" + donorId + "/banks",
                         donor,
@@ -501,19 +511,17 @@ public final class LeaseLifecycleLoad {
     }
 
     private String token(String role) throws Exception {
-        return post(
-                        "/api/v1/tokens",
-                        operator,
-                        Map.of(
-                                "role",
-                                role,
-                                "subject",
-                                role.toLowerCase() + "-" + UUID.randomUUID(),
-                                "description",
-                                "benchmark"),
-                        201)
-                .get("token")
-                .asString();
+        return token(role, null);
+    }
+
+    /** A token; an AGENT token is bound to {@code hostId}. */
+    private String token(String role, String hostId) throws Exception {
+        Map<String, Object> body = new java.util.HashMap<>(Map.of(
+                "role", role, "subject", role.toLowerCase() + "-" + UUID.randomUUID(), "description", "benchmark"));
+        if (hostId != null) {
+            body.put("hostId", hostId);
+        }
+        return post("/api/v1/tokens", operator, body, 201).get("token").asString();
     }
 
     private static Map<String, Object> contract() {

@@ -130,7 +130,7 @@ final class Demo {
         env.put("KVREUSE_ROLE", "agent");
         env.put("KVREUSE_HOME", home().toString());
         env.put("KVREUSE_AGENT_CONTROLPLANE", controlPlane.baseUrl());
-        env.put("KVREUSE_AGENT_TOKEN", op.token("AGENT", "agent-" + hostId));
+        env.put("KVREUSE_AGENT_TOKEN", op.agentToken("agent-" + hostId, hostId));
         env.put("KVREUSE_AGENT_HOSTID", hostId);
         for (int gpu = 0; gpu < 6; gpu++) {
             env.put("KVREUSE_AGENT_GPUS_" + gpu + "_ORDINAL", Integer.toString(gpu));

@@ -33,10 +33,12 @@ final class Operator {
         return new SimHttp(baseUrl, token, new AtomicLong());
     }
 
-    /** A bare token of {@code role} (for the agent process, which reads it from its environment). */
-    String token(String role, String subject) {
-        return http.post("/api/v1/tokens", Map.of("role", role, "subject", subject, "description", "demo"))
-                .expect(201, "mint a " + role + " token")
+    /** A bare AGENT token bound to {@code hostId} (the agent process reads it from its environment). */
+    String agentToken(String subject, String hostId) {
+        return http.post(
+                        "/api/v1/tokens",
+                        Map.of("role", "AGENT", "subject", subject, "hostId", hostId, "description", "demo"))
+                .expect(201, "mint an AGENT token")
                 .body()
                 .path("token")
                 .asString();

@@ -16,9 +16,10 @@ import java.util.Map;
  *       commands and leases it is a party to); another engine's resource answers 404, as if it did
  *       not exist, so a token cannot probe for ids (the documented choice of the incarnation, bank
  *       and lease features; API.md's general rule says 403);
- *   <li>{@code host:403} / {@code host:404}: an AGENT token only for its own host (token subject =
- *       host id); another host's agent gets 403 on host-addressed resources and 404 on
- *       lease-addressed ones, as above;
+ *   <li>{@code host:403} / {@code host:404}: an AGENT token only for its own host (the one it was
+ *       bound to when minted); another host's agent gets 403 on host-addressed resources (also on
+ *       a host nobody registered yet) and 404 on lease-addressed ones, as above;
+ *   <li>{@code scope:403}: an ENGINE token scoped to another host may not register there: 403;
  *   <li>{@code -}: the role may not call it: 403;
  *   <li>{@code session}: not an API endpoint: the admin dashboard's own JSON, for a signed-in
  *       browser only; every bearer token gets 401.
@@ -57,7 +58,7 @@ final class AccessPolicy {
             | POST /api/v1/domains                                   | -      | -       | -        | yes      |
             | POST /api/v1/domains/{domainId}/revoke                 | -      | -       | -        | yes      |
             | GET /api/v1/incarnations                               | -      | yes     | yes      | yes      |
-            | POST /api/v1/incarnations                              | -      | yes     | -        | -        |
+            | POST /api/v1/incarnations                              | -      | scope:403 | -      | -        |
             | GET /api/v1/incarnations/{id}                          | -      | own:404 | host:404 | yes      |
             | POST /api/v1/incarnations/{id}/heartbeat               | -      | own:404 | -        | -        |
             | POST /api/v1/incarnations/{id}/drain                   | -      | own:404 | -        | -        |
@@ -68,6 +69,8 @@ final class AccessPolicy {
             | POST /api/v1/incarnations/{id}/destinations            | -      | own:404 | -        | -        |
             | POST /api/v1/incarnations/{id}/commits                 | -      | own:404 | -        | -        |
             | POST /api/v1/incarnations/{incarnationId}/banks        | -      | own:404 | -        | -        |
+            | GET /api/v1/incarnations/{id}/destination-regions      | -      | own:404 | host:404 | yes      |
+            | POST /api/v1/incarnations/{id}/destination-regions     | -      | own:404 | -        | -        |
             | GET /api/v1/banks/{bankId}                             | -      | own:404 | -        | yes      |
             | POST /api/v1/banks/{bankId}/parts/{rank}/ready         | -      | own:404 | -        | -        |
             | POST /api/v1/banks/{bankId}/reset                      | -      | own:404 | -        | -        |
@@ -141,7 +144,7 @@ final class AccessPolicy {
     /** Whether a role's cell restricts it to what it owns (so a foreign caller of that role is refused). */
     static boolean ownershipApplies(String operation, String role) {
         String cell = cell(operation, role);
-        return cell.startsWith("own:") || cell.startsWith("host:");
+        return cell.startsWith("own:") || cell.startsWith("host:") || cell.startsWith("scope:");
     }
 
     private static Map<String, Map<String, String>> parse() {

@@ -151,7 +151,7 @@ class AgentCrashSystemTests {
     private static Map<String, String> agentEnv(PgControlPlane cp, String hostId) throws Exception {
         Map<String, String> env = new HashMap<>();
         env.put("KVREUSE_AGENT_CONTROLPLANE", cp.process.baseUrl());
-        env.put("KVREUSE_AGENT_TOKEN", cp.mint("AGENT", "agent-" + hostId));
+        env.put("KVREUSE_AGENT_TOKEN", cp.mint("AGENT", "agent-" + hostId, hostId));
         env.put("KVREUSE_AGENT_HOSTID", hostId);
         env.put("KVREUSE_AGENT_POLLWAIT", "2s");
         for (int g = 0; g < 2 * TP; g++) {

@@ -147,6 +147,118 @@ class AuthorizationMatrixSystemTests {
     }
 
     @Test
+    void hostBoundTokensActOnlyOnTheirHostEvenOneNobodyRegistered() throws Exception {
+        Api api = fleet.api;
+        String operator = fleet.tokens.get(Caller.OPERATOR);
+        String unclaimed = "unclaimed-" + java.util.UUID.randomUUID();
+        DatabaseSnapshot before;
+        try (var db = fleet.db()) {
+            before = DatabaseSnapshot.take(db);
+        }
+        // an agent token names its host at minting; routers and operators have none
+        expectProblem(
+                api.post("/api/v1/tokens", operator, Map.of("role", "AGENT", "subject", "no-host")),
+                400,
+                "host-required");
+        expectProblem(
+                api.post("/api/v1/tokens", operator, Map.of("role", "ROUTER", "subject", "r", "hostId", unclaimed)),
+                400,
+                "host-not-allowed");
+        // the agent bound to host B may not claim a host nobody registered, nor act for it
+        String agentB = fleet.tokens.get(Caller.FOREIGN_AGENT);
+        Map<String, Object> registration = Map.of(
+                "hostId",
+                unclaimed,
+                "gpus",
+                List.of(Map.of("ordinal", 0, "uuid", "GPU-" + java.util.UUID.randomUUID())),
+                "nixlAgents",
+                List.of());
+        assertThat(expectProblem(api.post("/api/v1/agents", agentB, registration), 403, "token-host-mismatch")
+                        .path("tokenHostId")
+                        .asString())
+                .isEqualTo(fleet.hostB);
+        expectProblem(
+                api.post("/api/v1/agents/" + unclaimed + "/heartbeat", agentB, Map.of()), 403, "token-host-mismatch");
+        expectProblem(api.get("/api/v1/agents/" + unclaimed + "/orders?waitMs=0", agentB), 403, "token-host-mismatch");
+        expectProblem(api.get("/api/v1/agents/" + unclaimed, operator), 404, "no-such-agent");
+        // the engine scoped to host B may not register on another host, not even an unclaimed one
+        Map<String, Object> incarnation = new LinkedHashMap<>();
+        incarnation.put("role", "DECODE");
+        incarnation.put("domainId", fleet.ids.get("domainId"));
+        incarnation.put("hostId", unclaimed);
+        incarnation.put("controlEndpoint", "tcp://" + unclaimed + ":5557");
+        incarnation.put("capabilities", List.of("kv.fetch_gpu@1.0"));
+        incarnation.put(
+                "ranks", List.of(Map.of("rank", 0, "gpuOrdinal", 0, "gpuUuid", "GPU-" + java.util.UUID.randomUUID())));
+        expectProblem(
+                api.post("/api/v1/incarnations", fleet.tokens.get(Caller.FOREIGN_ENGINE), incarnation),
+                403,
+                "host-out-of-scope");
+        assertThat(api.get("/api/v1/incarnations?hostId=" + unclaimed, operator)
+                        .json()
+                        .size())
+                .isZero();
+        Map<String, String> changed;
+        try (var db = fleet.db()) {
+            changed = DatabaseSnapshot.take(db).changedSince(before);
+        }
+        assertThat(changed).as("tables changed by refused host-bound calls").isEmpty();
+    }
+
+    @Test
+    void aTargetMayNeitherOfferNorNameMemoryItDidNotRegister() throws Exception {
+        Api api = fleet.api;
+        String engine = fleet.tokens.get(Caller.ENGINE);
+        String lease = (String) fleet.ids.get("proposedLeaseId");
+        DatabaseSnapshot before;
+        try (var db = fleet.db()) {
+            before = DatabaseSnapshot.take(db);
+        }
+        // the donor's bank region, on the same host, is not the target's to offer
+        expectProblem(
+                api.post(
+                        "/api/v1/incarnations/" + fleet.prefillId + "/destination-regions",
+                        engine,
+                        Map.of(
+                                "fencingEpoch",
+                                fleet.prefillEpoch,
+                                "regions",
+                                List.of(Map.of("rank", 0, "regionRef", "shm://fuzz-bank", "capacityBlocks", 64)))),
+                409,
+                "region-held");
+        for (String ref : List.of("shm://fuzz-bank", "shm://never-registered")) {
+            expectProblem(destination(api, engine, lease, ref), 422, "destination-region-not-registered");
+        }
+        for (String ref : List.of("shm://../../../etc/passwd", "file:///etc/passwd")) {
+            expectProblem(destination(api, engine, lease, ref), 400, "invalid-request");
+        }
+        Map<String, String> changed;
+        try (var db = fleet.db()) {
+            changed = DatabaseSnapshot.take(db).changedSince(before);
+        }
+        assertThat(changed).as("tables changed by refused destinations").isEmpty();
+    }
+
+    private static Api.Response destination(Api api, String engine, String lease, String ref) throws Exception {
+        return api.post(
+                "/api/v1/leases/" + lease + "/destination",
+                engine,
+                Map.of(
+                        "fencingEpoch",
+                        fleet.prefillEpoch,
+                        "ranks",
+                        List.of(Map.of("rank", 0, "regionRef", ref, "slots", List.of(List.of(16, 8))))));
+    }
+
+    private static tools.jackson.databind.JsonNode expectProblem(Api.Response r, int status, String slug) {
+        assertThat(r.status()).as(r.toString()).isEqualTo(status);
+        assertThat(r.contentType()).as(r.toString()).startsWith("application/problem+json");
+        tools.jackson.databind.JsonNode problem = r.json();
+        assertThat(problem.path("type").asString()).as(r.toString()).isEqualTo("https://kvreuse.io/problems/" + slug);
+        return problem;
+    }
+
+    @Test
     void healthIsOpenWithoutATokenAndMetricsAndTheDocumentNeedAValidOne() {
         for (Caller caller : Caller.values()) {
             String token = token(caller, caller.ordinal());

@@ -86,7 +86,7 @@ class DataPlaneSystemTests {
         String domain = domain();
         Map<String, String> env = new HashMap<>(agentEnv);
         env.put("KVREUSE_AGENT_CONTROLPLANE", controlPlane.baseUrl());
-        env.put("KVREUSE_AGENT_TOKEN", mint("AGENT", "agent-" + hostId));
+        env.put("KVREUSE_AGENT_TOKEN", mint("AGENT", "agent-" + hostId, hostId));
         env.put("KVREUSE_AGENT_HOSTID", hostId);
         env.put("KVREUSE_AGENT_POLLWAIT", "2s");
         for (int g = 0; g < 2 * TP; g++) {
@@ -299,8 +299,14 @@ class DataPlaneSystemTests {
     }
 
     private static String mint(String role, String subject) throws Exception {
+        return SystemFleet.mint(api, operator, role, subject);
+    }
+
+    private static String mint(String role, String subject, String hostId) throws Exception {
         var r = api.post(
-                "/api/v1/tokens", operator, Map.of("role", role, "subject", subject + "-" + UUID.randomUUID()));
+                "/api/v1/tokens",
+                operator,
+                Map.of("role", role, "subject", subject + "-" + UUID.randomUUID(), "hostId", hostId));
         assertThat(r.status()).as(r.toString()).isEqualTo(201);
         return r.json().get("token").asString();
     }

@@ -112,6 +112,15 @@ final class FuzzRequests {
             kinds.add(mistyped(op, valid).map(r -> new Fuzz(r, Fuzz.ANY_4XX)));
             kinds.add(withExtras(outOfContract(op, valid)).map(r -> new Fuzz(r, Fuzz.ANY_4XX)));
             kinds.add(Arbitraries.just(new Fuzz(oversized(valid), 413)));
+            Arbitrary<RawHttp.Request> lenient = lenientJson(op, valid);
+            if (lenient != null) {
+                kinds.add(lenient.map(r -> new Fuzz(r, 400)));
+            }
+            kinds.add(Arbitraries.of("UTF-16", "utf-16le", "UTF-32", "ISO-8859-1", "\"windows-1252\"")
+                    .map(cs -> new Fuzz(
+                            valid.header("Content-Type", "application/json; charset=" + cs)
+                                    .because("a charset other than UTF-8: " + cs),
+                            415)));
             kinds.add(Arbitraries.of("text/plain", "application/xml", "application/x-www-form-urlencoded")
                     .map(ct ->
                             new Fuzz(valid.header("Content-Type", ct).because("unsupported media type " + ct), 415)));
@@ -245,6 +254,67 @@ final class FuzzRequests {
                 .map(b -> valid.json(b).because("malformed JSON"));
     }
 
+    /**
+     * What a lenient reader would guess at: a duplicate key, an integer as {@code "5"} or {@code 1.5},
+     * a u64 hash as a JSON number or in non-ASCII digits, a lone surrogate, an overlong UTF-8 byte
+     * sequence, a UTF-16 body. Null when the body is no object.
+     */
+    private @org.jspecify.annotations.Nullable Arbitrary<RawHttp.Request> lenientJson(
+            OpenApiDocument.Operation op, RawHttp.Request valid) {
+        JsonNode body = Api.json.readTree(valid.body());
+        if (!(body instanceof ObjectNode object) || object.isEmpty()) {
+            return null;
+        }
+        String text = body.toString();
+        String first = object.propertyNames().iterator().next();
+        List<RawHttp.Request> cases = new ArrayList<>();
+        cases.add(valid.json("{\"" + first + "\":" + object.get(first) + "," + text.substring(1))
+                .because("duplicate key " + first));
+        cases.add(valid.body("application/json", text.getBytes(StandardCharsets.UTF_16))
+                .because("a UTF-16 body sent as application/json"));
+        for (SchemaValues.Field f : SchemaValues.fields(op.body())) {
+            String type = f.schema().path("type").asString("object");
+            if (f.at().isEmpty()) {
+                continue;
+            }
+            if (type.equals("integer")) {
+                cases.add(valid.json(SchemaValues.with(body, f.at(), F.stringNode("5"))
+                                .toString())
+                        .because("integer as a string at " + f));
+                cases.add(valid.json(SchemaValues.with(body, f.at(), F.numberNode(1.5))
+                                .toString())
+                        .because("integer as a fraction at " + f));
+            } else if (type.equals("string") && SchemaValues.isHash(f.name())) {
+                cases.add(valid.json(SchemaValues.with(body, f.at(), F.numberNode(12345))
+                                .toString())
+                        .because("hash as a JSON number at " + f));
+                cases.add(valid.json(SchemaValues.with(body, f.at(), F.stringNode("\u0661\u0662\u0663"))
+                                .toString())
+                        .because("hash in Arabic-Indic digits at " + f));
+            } else if (type.equals("string")
+                    && !f.schema().has("enum")
+                    && !f.schema().has("format")) {
+                String marker = "lenient-" + UUID.randomUUID();
+                String withMarker =
+                        SchemaValues.with(body, f.at(), F.stringNode(marker)).toString();
+                cases.add(valid.json(withMarker.replace(marker, "a\\ud800b")).because("lone surrogate at " + f));
+                byte[] overlong = overlong(withMarker, marker);
+                cases.add(valid.body("application/json", overlong).because("overlong UTF-8 (C0 AF) at " + f));
+            }
+        }
+        return Arbitraries.of(cases);
+    }
+
+    /** {@code json} with {@code marker} replaced by {@code a}, the overlong form C0 AF of {@code /}, and {@code b}. */
+    private static byte[] overlong(String json, String marker) {
+        int at = json.indexOf(marker);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        out.writeBytes(json.substring(0, at).getBytes(StandardCharsets.UTF_8));
+        out.writeBytes(new byte[] {'a', (byte) 0xC0, (byte) 0xAF, 'b'});
+        out.writeBytes(json.substring(at + marker.length()).getBytes(StandardCharsets.UTF_8));
+        return out.toByteArray();
+    }
+
     /** The whole body or one field (present or optional) of the wrong JSON type. */
     private Arbitrary<RawHttp.Request> mistyped(OpenApiDocument.Operation op, RawHttp.Request valid) {
         JsonNode body = Api.json.readTree(valid.body());
@@ -341,6 +411,33 @@ final class FuzzRequests {
                 if ("uuid".equals(s.path("format").asString(""))) {
                     out.add(F.stringNode("not-a-uuid"));
                     out.add(F.stringNode(UUID.randomUUID() + "0"));
+                }
+                if (f.name().endsWith("Endpoint")) {
+                    for (String e : List.of(
+                            "http://169.254.169.254/latest/meta-data/",
+                            "tcp://169.254.169.254:80",
+                            "file:///etc/passwd",
+                            "gopher://h:70/_x",
+                            "javascript:alert(1)",
+                            "tcp://user:pw@h:5557",
+                            "tcp://h:0",
+                            "tcp://h:65536",
+                            "tcp://h:5557\r\nX: 1",
+                            "tcp://h\u202e:5557",
+                            "tcp://h:5557/path")) {
+                        out.add(F.stringNode(e));
+                    }
+                }
+                if (f.name().equals("regionRef")) {
+                    for (String r : List.of(
+                            "shm://../../../etc/passwd",
+                            "shm://a/../b",
+                            "file:///etc/passwd",
+                            "http://169.254.169.254/",
+                            "shm://a\nb",
+                            "cuda-ipc://0/short?size=1")) {
+                        out.add(F.stringNode(r));
+                    }
                 }
                 if (SchemaValues.isHash(f.name())) {
                     for (String h : List.of(

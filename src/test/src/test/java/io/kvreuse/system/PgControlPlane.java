@@ -71,8 +71,16 @@ final class PgControlPlane implements AutoCloseable {
 
     /** A fresh token of the role; its subject is unique, so ownership never leaks between tests. */
     String mint(String role, String subject) throws Exception {
-        var r = api.post(
-                "/api/v1/tokens", operator, Map.of("role", role, "subject", subject + "-" + UUID.randomUUID()));
+        return mint(role, subject, null);
+    }
+
+    /** As {@link #mint(String, String)}, bound to {@code hostId} (every AGENT token is). */
+    String mint(String role, String subject, String hostId) throws Exception {
+        Map<String, Object> body = new HashMap<>(Map.of("role", role, "subject", subject + "-" + UUID.randomUUID()));
+        if (hostId != null) {
+            body.put("hostId", hostId);
+        }
+        var r = api.post("/api/v1/tokens", operator, body);
         assertThat(r.status()).as(r.toString()).isEqualTo(201);
         return r.json().get("token").asString();
     }

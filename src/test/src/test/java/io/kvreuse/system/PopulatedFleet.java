@@ -90,12 +90,14 @@ final class PopulatedFleet implements AutoCloseable {
 
     private void build(String operatorToken) throws Exception {
         tokens.put(Caller.OPERATOR, operatorToken);
-        tokens.put(Caller.ROUTER, token("ROUTER", "router-" + UUID.randomUUID()));
-        tokens.put(Caller.ENGINE, token("ENGINE", "engine-a-" + UUID.randomUUID()));
-        tokens.put(Caller.FOREIGN_ENGINE, token("ENGINE", "engine-b-" + UUID.randomUUID()));
-        // an agent token's subject is its host
-        tokens.put(Caller.AGENT, token("AGENT", hostA));
-        tokens.put(Caller.FOREIGN_AGENT, token("AGENT", hostB));
+        tokens.put(
+                Caller.ROUTER,
+                mint("ROUTER", "router-" + UUID.randomUUID()).get("token").asString());
+        // engine tokens scoped to their host, agent tokens bound to theirs
+        tokens.put(Caller.ENGINE, token("ENGINE", "engine-a-" + UUID.randomUUID(), hostA));
+        tokens.put(Caller.FOREIGN_ENGINE, token("ENGINE", "engine-b-" + UUID.randomUUID(), hostB));
+        tokens.put(Caller.AGENT, token("AGENT", hostA, hostA));
+        tokens.put(Caller.FOREIGN_AGENT, token("AGENT", hostB, hostB));
         JsonNode revokedToken = mint("ROUTER", "revoked-" + UUID.randomUUID());
         String revoked = revokedToken.get("token").asString();
         RawHttp.Response revocation = http.send(
@@ -174,6 +176,15 @@ final class PopulatedFleet implements AutoCloseable {
         agentEpoch = agent(tokens.get(Caller.AGENT), hostA);
         agent(tokens.get(Caller.FOREIGN_AGENT), hostB);
 
+        // destinations may name only regions the target registered
+        ok(api.post(
+                "/api/v1/incarnations/" + prefillId + "/destination-regions",
+                engine,
+                Map.of(
+                        "fencingEpoch",
+                        prefillEpoch,
+                        "regions",
+                        List.of(Map.of("rank", 0, "regionRef", "shm://fuzz-dst", "capacityBlocks", 64)))));
         String transferring = propose();
         ok(api.post(
                 "/api/v1/leases/" + transferring + "/destination",
@@ -209,8 +220,12 @@ final class PopulatedFleet implements AutoCloseable {
         ids.put("proposedLeaseId", proposed);
     }
 
-    private String token(String role, String subject) throws Exception {
-        return mint(role, subject).get("token").asString();
+    private String token(String role, String subject, String hostId) throws Exception {
+        Map<String, Object> body = new LinkedHashMap<>(Map.of(
+                "role", role, "subject", subject, "hostId", hostId, "description", "fuzz and authorization tests"));
+        return created(api.post("/api/v1/tokens", tokens.get(Caller.OPERATOR), body))
+                .get("token")
+                .asString();
     }
 
     private JsonNode mint(String role, String subject) throws Exception {

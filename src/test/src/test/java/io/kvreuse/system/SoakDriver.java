@@ -47,7 +47,7 @@ final class SoakDriver {
         this.donorToken = cp.mint("ENGINE", "soak-decode");
         this.targetToken = cp.mint("ENGINE", "soak-prefill");
         this.router = cp.mint("ROUTER", "soak-router");
-        this.agent = cp.mint("AGENT", "soak-agent");
+        this.agent = cp.mint("AGENT", "soak-agent", host);
         this.agentEpoch = ok(cp.api.post(
                         "/api/v1/agents",
                         agent,
@@ -72,6 +72,15 @@ final class SoakDriver {
     void generation() throws Exception {
         Engine donor = new Engine(donorToken, "DECODE", 0);
         Engine target = new Engine(targetToken, "PREFILL", 1);
+        // destinations may name only regions the target registered
+        ok(call(() -> cp.api.post(
+                "/api/v1/incarnations/" + target.id + "/destination-regions",
+                targetToken,
+                Map.of(
+                        "fencingEpoch",
+                        target.epoch,
+                        "regions",
+                        List.of(Map.of("rank", 0, "regionRef", "shm://soak-dst", "capacityBlocks", 1_000_000))))));
         String bank = ok(call(() -> cp.api.post(
                         "/api/v1/incarnations/" + donor.id + "/banks",
                         donorToken,

@@ -229,7 +229,7 @@ final class SystemFleet implements AutoCloseable {
         int engines = size.decodesPerHost() * 2;
         Map<String, String> env = new HashMap<>();
         env.put("KVREUSE_AGENT_CONTROLPLANE", balancer.baseUrl());
-        env.put("KVREUSE_AGENT_TOKEN", mint(api, operator, "AGENT", "agent-" + hostId));
+        env.put("KVREUSE_AGENT_TOKEN", mint(api, operator, "AGENT", "agent-" + hostId, hostId));
         env.put("KVREUSE_AGENT_HOSTID", hostId);
         env.put("KVREUSE_AGENT_POLLWAIT", "2s");
         if (size == Size.CI) {
@@ -460,8 +460,17 @@ final class SystemFleet implements AutoCloseable {
     }
 
     static String mint(Api api, String operator, String role, String subject) throws Exception {
-        Api.Response r = api.post(
-                "/api/v1/tokens", operator, Map.of("role", role, "subject", subject + "-" + UUID.randomUUID()));
+        return mint(api, operator, role, subject, null);
+    }
+
+    /** A token bound to {@code hostId} (every AGENT token is; an ENGINE token may be scoped). */
+    static String mint(Api api, String operator, String role, String subject, String hostId) throws Exception {
+        Map<String, Object> body =
+                new java.util.HashMap<>(Map.of("role", role, "subject", subject + "-" + UUID.randomUUID()));
+        if (hostId != null) {
+            body.put("hostId", hostId);
+        }
+        Api.Response r = api.post("/api/v1/tokens", operator, body);
         assertThat(r.status()).as(r.toString()).isEqualTo(201);
         return r.json().get("token").asString();
     }

@@ -296,7 +296,7 @@ class TwoReplicasSystemTests {
             Fleet f = new Fleet();
             f.donor = token(api, operator, "ENGINE");
             f.target = token(api, operator, "ENGINE");
-            f.agent = token(api, operator, "AGENT");
+            f.agent = token(api, operator, "AGENT", f.host);
             f.router = token(api, operator, "ROUTER");
             Map<String, Object> contract = new LinkedHashMap<>(SampleContracts.llamaTp2());
             contract.put("tpSize", 1);
@@ -308,6 +308,15 @@ class TwoReplicasSystemTests {
             f.targetId = f.engine(api, f.target, "PREFILL", domain, 1);
             f.donorEpoch = heartbeat(api, f.donor, f.donorId);
             f.targetEpoch = heartbeat(api, f.target, f.targetId);
+            // destinations may name only regions the target registered
+            created(api.post(
+                    "/api/v1/incarnations/" + f.targetId + "/destination-regions",
+                    f.target,
+                    Map.of(
+                            "fencingEpoch",
+                            f.targetEpoch,
+                            "regions",
+                            List.of(Map.of("rank", 0, "regionRef", "shm://dst", "capacityBlocks", 1_000_000)))));
             String bank = created(api.post(
                             "/api/v1/incarnations/" + f.donorId + "/banks",
                             f.donor,
@@ -482,18 +491,11 @@ class TwoReplicasSystemTests {
         }
 
         private static String token(Api api, String operator, String role) throws Exception {
-            return created(api.post(
-                            "/api/v1/tokens",
-                            operator,
-                            Map.of(
-                                    "role",
-                                    role,
-                                    "subject",
-                                    role.toLowerCase() + "-" + UUID.randomUUID(),
-                                    "description",
-                                    "system test")))
-                    .get("token")
-                    .asString();
+            return SystemFleet.mint(api, operator, role, role.toLowerCase());
+        }
+
+        private static String token(Api api, String operator, String role, String hostId) throws Exception {
+            return SystemFleet.mint(api, operator, role, role.toLowerCase(), hostId);
         }
 
         private static long heartbeat(Api api, String token, String id) throws Exception {
