@@ -76,6 +76,24 @@ class EngineQuiescenceIntegrationTests {
                 201);
         sameOwnerTarget = new Fleet.Engine((String) body.get("incarnationId"), w.donor.token(), w.host, w.domain);
         w.fleet.heartbeat(sameOwnerTarget);
+        // a destination may name only memory its target registered beforehand
+        w.fleet
+                .postRaw(
+                        "/api/v1/incarnations/" + sameOwnerTarget.id() + "/destination-regions",
+                        sameOwnerTarget.token(),
+                        Map.of(
+                                "fencingEpoch",
+                                w.epoch(sameOwnerTarget),
+                                "regions",
+                                List.of(Map.of(
+                                        "rank",
+                                        0,
+                                        "regionRef",
+                                        "shm://dst-" + sameOwnerTarget.id() + "-0",
+                                        "capacityBlocks",
+                                        LeaseWorld.DESTINATION_CAPACITY))))
+                .expectStatus()
+                .isOk();
     }
 
     @AfterEach

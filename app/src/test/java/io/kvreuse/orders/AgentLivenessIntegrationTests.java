@@ -63,7 +63,7 @@ class AgentLivenessIntegrationTests {
         String host = Fleet.host();
         fleet.post(
                 "/api/v1/agents",
-                tokens.mint(Role.AGENT),
+                tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host),
                 Map.of(
                         "hostId", host,
                         "gpus", List.of(Map.of("ordinal", 0, "uuid", "GPU-" + UUID.randomUUID())),
