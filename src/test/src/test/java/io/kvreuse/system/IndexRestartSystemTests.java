@@ -83,7 +83,12 @@ class IndexRestartSystemTests {
 
         try (KvReuseProcess restarted = KvReuseProcess.startEmbedded(home, env)) {
             Api api = new Api(restarted.baseUrl());
+            // the deadline counts from arrival: a cold JVM's first answers may be DEADLINE, never another no-hint
             JsonNode after = select(api, router, targetId, request);
+            for (int i = 0; i < 200 && isDeadline(after); i++) {
+                Thread.sleep(25);
+                after = select(api, router, targetId, request);
+            }
             assertThat(after.get("decision").asString()).as(after.toString()).isEqualTo("HINT");
             JsonNode p0 = before.get("hint").get("actions").get(0).get("payload");
             JsonNode p1 = after.get("hint").get("actions").get(0).get("payload");
@@ -98,6 +103,11 @@ class IndexRestartSystemTests {
                             .get("reason"))
                     .isEqualTo(missBefore.get("reason"));
         }
+    }
+
+    private static boolean isDeadline(JsonNode answer) {
+        return answer.get("decision").asString().equals("NO_HINT")
+                && answer.path("reason").asString().equals("DEADLINE");
     }
 
     private static JsonNode awaitHint(Api api, String router, String targetId, List<String> request) throws Exception {
