@@ -70,8 +70,8 @@ class AgentLivenessIntegrationTests {
                         "nixlAgents", List.of()),
                 201);
         clock.advance(Duration.ofSeconds(61));
-        sweep(host, "SUSPECT", fleet);
-        assertThat(transitions(host)).containsExactly("ONLINE>SUSPECT");
+        // the scheduled sweeper runs too, so count moves in the audit rather than sweeps: a jump
+        // straight from ONLINE to OFFLINE would be one ONLINE>OFFLINE row
         sweep(host, "OFFLINE", fleet);
         assertThat(transitions(host)).containsExactly("ONLINE>SUSPECT", "SUSPECT>OFFLINE");
     }
