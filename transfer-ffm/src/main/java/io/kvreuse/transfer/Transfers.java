@@ -15,6 +15,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -373,23 +374,21 @@ final class Transfers {
 
     /** Releases the kept requests that use {@code set}: before NIXL may let go of its descriptors. */
     void evict(BlockSet set) {
-        idle.entrySet().removeIf(entry -> {
-            boolean uses = entry.getKey().local == set || entry.getKey().remote == set;
-            if (uses) {
-                releaseIdle(entry.getValue());
-            }
-            return uses;
-        });
+        evictIf(key -> key.local == set || key.remote == set);
     }
 
     /** Releases the kept requests to or from {@code peer}. */
     void evict(PeerConnection peer) {
+        evictIf(key -> key.remote.peer() == peer);
+    }
+
+    private void evictIf(Predicate<ReuseKey> uses) {
         idle.entrySet().removeIf(entry -> {
-            boolean uses = entry.getKey().remote.peer() == peer;
-            if (uses) {
+            boolean used = uses.test(entry.getKey());
+            if (used) {
                 releaseIdle(entry.getValue());
             }
-            return uses;
+            return used;
         });
     }
 
