@@ -41,14 +41,20 @@ class StartupBanner {
     }
 
     private String baseUrl() {
-        String address = env.getProperty("server.address", "localhost");
-        if (address.isBlank() || address.equals("0.0.0.0") || address.equals("::")) {
-            address = "localhost";
-        } else if (address.contains(":")) {
-            address = "[" + address + "]";
+        return baseUrl(
+                env.getProperty("server.address", ""),
+                env.getProperty("local.server.port", env.getProperty("server.port", "8080")),
+                env.getProperty("spring.webflux.base-path", ""));
+    }
+
+    /** Where a browser on this machine reaches the server: a wildcard or unset address is localhost. */
+    static String baseUrl(String address, String port, String basePath) {
+        String host = address.strip();
+        if (host.isEmpty() || host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
+            host = "localhost";
+        } else if (host.contains(":") && !host.startsWith("[")) {
+            host = "[" + host + "]";
         }
-        String port = env.getProperty("local.server.port", env.getProperty("server.port", "8080"));
-        String base = env.getProperty("spring.webflux.base-path", "");
-        return "http://" + address + ":" + port + base;
+        return "http://" + host + ":" + port + basePath;
     }
 }
