@@ -159,6 +159,35 @@ class FirstRunSystemTests {
         }
     }
 
+    @Test
+    void anAnswerUnlikeTheOneShownIsADifference() {
+        Map<String, String> kept = Map.of("DONOR_ID", "444410cb-ffbf-4e8b-8683-8683e817be57");
+        JsonNode shown = Api.json.readTree(
+                "{\"incarnationId\": \"$DONOR_ID\", \"state\": \"READY\", \"fencingEpoch\": 2, \"at\": \"…Z\"}");
+        List<String> same = new ArrayList<>();
+        compare(
+                "$",
+                shown,
+                Api.json.readTree("{\"incarnationId\": \"444410cb-ffbf-4e8b-8683-8683e817be57\", \"state\": \"READY\","
+                        + " \"fencingEpoch\": 2, \"at\": \"2026-12-01T13:12:03Z\"}"),
+                kept,
+                same);
+        assertThat(same).isEmpty();
+        String id = "\"incarnationId\": \"444410cb-ffbf-4e8b-8683-8683e817be57\"";
+        for (String answer : List.of(
+                "{\"incarnationId\": \"another\", \"state\": \"READY\", \"fencingEpoch\": 2, \"at\": \"xZ\"}",
+                "{" + id + ", \"state\": \"SUSPECT\", \"fencingEpoch\": 2, \"at\": \"xZ\"}",
+                "{" + id + ", \"state\": \"READY\", \"fencingEpoch\": 3, \"at\": \"xZ\"}",
+                "{" + id + ", \"state\": \"READY\", \"fencingEpoch\": \"2\", \"at\": \"xZ\"}",
+                "{" + id + ", \"state\": \"READY\", \"fencingEpoch\": 2, \"at\": \"Z\"}",
+                "{" + id + ", \"state\": \"READY\", \"fencingEpoch\": 2}",
+                "{" + id + ", \"state\": \"READY\", \"fencingEpoch\": 2, \"at\": \"xZ\", \"extra\": 1}")) {
+            List<String> differences = new ArrayList<>();
+            compare("$", shown, Api.json.readTree(answer), kept, differences);
+            assertThat(differences).as(answer).isNotEmpty();
+        }
+    }
+
     /** Shell expansion inside the guide's double-quoted strings and heredocs: only variables kept earlier. */
     private static String substitute(String text, Map<String, String> kept, QuickStartDoc.Call call) {
         Matcher m = VARIABLE.matcher(text);
