@@ -3,10 +3,29 @@
 # NIXL emulator, simulated decode and prefill engines serving a multi-turn conversation with reuse
 # off and then on, an engine crash cleaned up by the operator, and the OFF-vs-ON report.
 #
-#   demo/run.sh [--keep-running] [--port N] [--home DIR]
+#   demo/run.sh [--keep-running] [--port N] [--home DIR] | --help
 #
 # Builds app/target/kvreuse.jar first when it is missing (KVREUSE_JAR names another jar).
 set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+usage: demo/run.sh [--keep-running] [--port N] [--home DIR]
+  --keep-running  after the report, keep the control plane, agent and engines running with
+                  background conversations (dashboard usable) until Ctrl-C
+  --port N        the control plane's port (default 8080; any free port if taken; 0 = any)
+  --home DIR      keep the embedded database and logs in DIR (default: a temporary
+                  directory, removed at the end)
+  -h, --help      print this and exit
+USAGE
+}
+
+# help needs neither Java nor a build
+for arg in "$@"; do
+  case "$arg" in
+    -h|--help) usage; exit 0 ;;
+  esac
+done
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}

@@ -7,10 +7,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.event.EventListener;
+import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
@@ -22,30 +21,36 @@ import reactor.core.publisher.Mono;
 @Component
 class BootstrapToken {
 
-    private static final Log log = LogFactory.getLog(BootstrapToken.class);
-
     private final ApiTokens tokens;
     private final Environment env;
+    private volatile String whereFrom = "none installed yet";
 
     BootstrapToken(ApiTokens tokens, Environment env) {
         this.tokens = tokens;
         this.env = env;
     }
 
+    /** Where an operator finds the first token, for the start-up banner. */
+    String whereFrom() {
+        return whereFrom;
+    }
+
     @EventListener(ApplicationReadyEvent.class)
+    @Order(0)
     void install() {
         String fromEnv = env.getProperty("KVREUSE_BOOTSTRAP_TOKEN", env.getProperty("kvreuse.bootstrap-token", ""));
         Mono<?> work;
         if (!fromEnv.isBlank()) {
-            work = tokens.ensureBootstrap(fromEnv.strip())
-                    .doOnNext(created -> log.info("bootstrap operator token from KVREUSE_BOOTSTRAP_TOKEN is active"));
+            work = tokens.ensureBootstrap(fromEnv.strip());
+            whereFrom = "the value of KVREUSE_BOOTSTRAP_TOKEN";
         } else if (env.getProperty("kvreuse.database.embedded", Boolean.class, false)) {
             Path file = KvReuseHome.resolve(env).resolve("bootstrap-token");
             String secret = readOrCreate(file);
-            work = tokens.ensureBootstrap(secret)
-                    .doOnNext(created -> log.warn("bootstrap operator token is in " + file.toAbsolutePath()));
+            work = tokens.ensureBootstrap(secret);
+            whereFrom = "in the file " + file.toAbsolutePath();
         } else {
-            log.info("no KVREUSE_BOOTSTRAP_TOKEN set: operators use tokens minted earlier");
+            whereFrom =
+                    "none configured (KVREUSE_BOOTSTRAP_TOKEN unset): sign in with an OPERATOR token minted earlier";
             return;
         }
         // startup, before the server takes traffic that needs the token: blocking here is intended

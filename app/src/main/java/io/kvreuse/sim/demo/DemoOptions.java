@@ -21,6 +21,7 @@ record DemoOptions(Path jar, int port, @Nullable Path home, boolean keepRunning)
               --port N        the control plane's port (default 8080; any free port if taken; 0 = any)
               --home DIR      keep the embedded database and logs in DIR (default: a temporary
                               directory, removed at the end)
+              -h, --help      print this and exit
             """;
 
     static DemoOptions parse(String[] args) {
