@@ -101,16 +101,19 @@ class StateGauges {
 
     /** Reads every family's counts; the gauges change only when all of them were read. */
     Mono<Void> refresh() {
-        Instant started = clock.instant();
-        return Flux.fromIterable(families)
-                .concatMap(f -> f.read(db).map(counts -> Map.entry(f, counts)))
-                .collectList()
-                .timeout(QUERY_TIMEOUT)
-                .doOnNext(read -> {
-                    read.forEach(e -> e.getKey().set(e.getValue()));
-                    readAt.set(started);
-                })
-                .then();
+        // deferred: the scheduler subscribes to the same publisher at every interval
+        return Mono.defer(() -> {
+            Instant started = clock.instant();
+            return Flux.fromIterable(families)
+                    .concatMap(f -> f.read(db).map(counts -> Map.entry(f, counts)))
+                    .collectList()
+                    .timeout(QUERY_TIMEOUT)
+                    .doOnNext(read -> {
+                        read.forEach(e -> e.getKey().set(e.getValue()));
+                        readAt.set(started);
+                    })
+                    .then();
+        });
     }
 
     private double ageSeconds() {
