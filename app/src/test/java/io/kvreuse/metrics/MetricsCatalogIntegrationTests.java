@@ -90,9 +90,8 @@ class MetricsCatalogIntegrationTests {
         assertThat(after.samples("kvreuse_selection_no_hints_total"))
                 .allSatisfy(s -> assertThat(s.labels()).containsOnlyKeys("application", "reason"))
                 .extracting(s -> s.labels().get("reason"))
-                .containsExactlyInAnyOrderElementsOf(Arrays.stream(NoHintReason.values())
-                        .map(Enum::name)
-                        .toList());
+                .containsExactlyInAnyOrderElementsOf(
+                        Arrays.stream(NoHintReason.values()).map(Enum::name).toList());
         assertThat(delta(before, after, "kvreuse_selection_no_hints_total", "reason", "NO_COVERAGE"))
                 .isGreaterThanOrEqualTo(1);
         double noHints = delta(before, after, "kvreuse_selection_decisions_total", "decision", "NO_HINT");
@@ -153,10 +152,12 @@ class MetricsCatalogIntegrationTests {
         StateGauges.LEASE_STATES.forEach(s -> stored.putIfAbsent(s, 0.0));
         assertThat(now).isEqualTo(stored);
 
-        double age = e.samples("kvreuse_fleet_state_age_seconds").getFirst().value().equals("NaN")
-                ? Double.NaN
-                : Double.parseDouble(
-                        e.samples("kvreuse_fleet_state_age_seconds").getFirst().value());
+        double age =
+                e.samples("kvreuse_fleet_state_age_seconds").getFirst().value().equals("NaN")
+                        ? Double.NaN
+                        : Double.parseDouble(e.samples("kvreuse_fleet_state_age_seconds")
+                                .getFirst()
+                                .value());
         assertThat(age).isBetween(0.0, 10.0);
     }
 
@@ -198,11 +199,16 @@ class MetricsCatalogIntegrationTests {
                 "/api/v1/donor-selections",
                 tokens.mint(Role.ROUTER),
                 Map.of(
-                        "requestId", "req-" + UUID.randomUUID(),
-                        "targetIncarnationId", w.target.id(),
-                        "seqHashes", List.of("12345", "67890"),
-                        "localPrefixBlocks", 0,
-                        "deadlineMs", 2000),
+                        "requestId",
+                        "req-" + UUID.randomUUID(),
+                        "targetIncarnationId",
+                        w.target.id(),
+                        "seqHashes",
+                        List.of("12345", "67890"),
+                        "localPrefixBlocks",
+                        0,
+                        "deadlineMs",
+                        2000),
                 200);
         assertThat(noHint.get("reason")).isEqualTo("NO_COVERAGE");
     }

@@ -21,16 +21,34 @@ public final class Exposition {
     /** One sample line. */
     public record Sample(String name, Map<String, String> labels, String value) {}
 
-    private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(.*)})?\\s+(\\S+)(\\s+\\S+)?$");
+    private static final Pattern SAMPLE =
+            Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(.*)})?\\s+(\\S+)(\\s+\\S+)?$");
     private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\",?");
 
     /** Label values that stand for "no value": a label carrying one of them should not be on that series. */
-    public static final Set<String> PLACEHOLDERS = Set.of("", "NONE", "none", "None", "null", "NULL", "N/A", "n/a", "?", "-");
+    public static final Set<String> PLACEHOLDERS =
+            Set.of("", "NONE", "none", "None", "null", "NULL", "N/A", "n/a", "?", "-");
 
     /** Units that are not base units. */
     private static final List<String> NON_BASE_UNITS = List.of(
-            "milliseconds", "millis", "ms", "microseconds", "micros", "us", "nanoseconds", "nanos", "ns", "minutes",
-            "hours", "kilobytes", "kb", "megabytes", "mb", "mib", "gib", "gigabytes");
+            "milliseconds",
+            "millis",
+            "ms",
+            "microseconds",
+            "micros",
+            "us",
+            "nanoseconds",
+            "nanos",
+            "ns",
+            "minutes",
+            "hours",
+            "kilobytes",
+            "kb",
+            "megabytes",
+            "mb",
+            "mib",
+            "gib",
+            "gigabytes");
 
     private final Map<String, Family> families = new LinkedHashMap<>();
     private final List<Sample> samples = new ArrayList<>();
@@ -141,7 +159,8 @@ public final class Exposition {
             }
             s.labels().forEach((label, value) -> {
                 if (PLACEHOLDERS.contains(value)) {
-                    out.add(s.name() + s.labels() + ": label " + label + " has the placeholder value \"" + value + "\"");
+                    out.add(s.name() + s.labels() + ": label " + label + " has the placeholder value \"" + value
+                            + "\"");
                 }
             });
         }

@@ -67,7 +67,8 @@ public final class OpsFiles {
             for (JsonNode t : targets) {
                 out.put(
                         panel.get("title").asString() + " / " + t.get("refId").asString(),
-                        t.get("expr").asString()
+                        t.get("expr")
+                                .asString()
                                 .replace("$__rate_interval", "5m")
                                 .replace("$__interval", "1m")
                                 .replace("$__range", "1h"));
@@ -79,10 +80,11 @@ public final class OpsFiles {
     private static final Pattern STRING = Pattern.compile("\"(?:[^\"\\\\]|\\\\.)*\"");
     private static final Pattern BRACES = Pattern.compile("\\{[^}]*}");
     private static final Pattern RANGE = Pattern.compile("\\[[^]]*]");
-    private static final Pattern GROUPING = Pattern.compile("\\b(by|without|on|ignoring|group_left|group_right)\\s*\\([^)]*\\)");
+    private static final Pattern GROUPING =
+            Pattern.compile("\\b(by|without|on|ignoring|group_left|group_right)\\s*\\([^)]*\\)");
     private static final Pattern WORD = Pattern.compile("[a-zA-Z_:][a-zA-Z0-9_:]*(?=\\s*(\\()?)");
-    private static final Set<String> KEYWORDS =
-            Set.of("and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "offset", "bool");
+    private static final Set<String> KEYWORDS = Set.of(
+            "and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "offset", "bool");
 
     /** The metric names an expression selects (function names, keywords, label names and durations left out). */
     public static Set<String> metricNames(String expr) {
