@@ -39,7 +39,7 @@ class SelectionService {
     private final InflightLeases inflight;
     private final SelectionProperties properties;
     private final Timer latency;
-    private final DistributionSummary gain;
+    private final Timer gain;
     private final DistributionSummary manifest;
     /** Per reason: the NO_HINT decision counter and the reason's own counter. */
     private final Map<NoHintReason, Counter[]> noHints = new EnumMap<>(NoHintReason.class);
@@ -71,10 +71,11 @@ class SelectionService {
                 .minimumExpectedValue(Duration.ofNanos(10_000))
                 .maximumExpectedValue(Duration.ofSeconds(1))
                 .register(meters);
-        this.gain = DistributionSummary.builder("kvreuse.selection.predicted.gain")
-                .baseUnit("seconds")
+        this.gain = Timer.builder("kvreuse.selection.predicted.gain")
                 .description("predicted prefill time saved by issued hints (recompute minus transfer)")
                 .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(100_000))
+                .maximumExpectedValue(Duration.ofMinutes(1))
                 .register(meters);
         this.manifest = DistributionSummary.builder("kvreuse.selection.manifest")
                 .baseUnit("bytes")
@@ -196,7 +197,9 @@ class SelectionService {
         latency.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
         if (r.reason() == null) {
             hints.increment();
-            gain.record(r.predicted().gainMs() / 1000.0);
+            gain.record(
+                    Math.round(Math.max(0, r.predicted().gainMs()) * 1_000_000),
+                    java.util.concurrent.TimeUnit.NANOSECONDS);
             manifest.record(r.hint().length());
         } else {
             for (Counter c : noHints.get(r.reason())) {

@@ -116,6 +116,15 @@ class MetricsCatalogIntegrationTests {
                 .isLessThan(10);
         assertThat(delta(before, after, "kvreuse_selection_predicted_gain_seconds_count", null, null))
                 .isEqualTo(hints);
+        // their buckets resolve milliseconds, and the ratio's resolve around 1 (as predicted)
+        for (String histogram : List.of(
+                "kvreuse_lease_transfer_predicted_seconds_bucket",
+                "kvreuse_lease_transfer_realised_seconds_bucket",
+                "kvreuse_selection_predicted_gain_seconds_bucket")) {
+            assertThat(bounds(after, histogram)).as(histogram).anyMatch(le -> le <= 0.001);
+        }
+        assertThat(bounds(after, "kvreuse_lease_transfer_realised_ratio_bucket"))
+                .contains(0.5, 1.0, 2.0);
     }
 
     @Test
@@ -235,6 +244,14 @@ class MetricsCatalogIntegrationTests {
 
     private static double delta(Exposition before, Exposition after, String name, String label, String value) {
         return value(after, name, label, value) - value(before, name, label, value);
+    }
+
+    private static List<Double> bounds(Exposition e, String bucket) {
+        return e.samples(bucket).stream()
+                .map(s -> s.labels().get("le"))
+                .filter(le -> !"+Inf".equals(le))
+                .map(Double::parseDouble)
+                .toList();
     }
 
     private static Map<String, Double> byState(Exposition e, String name) {
