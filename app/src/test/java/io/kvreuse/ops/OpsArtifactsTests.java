@@ -35,6 +35,35 @@ class OpsArtifactsTests {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void everyAlertHasASeverityASummaryAndADescription() {
+        Map<String, Object> doc = new org.yaml.snakeyaml.Yaml().load(OpsFiles.read(OpsFiles.rules()));
+        List<String> problems = new ArrayList<>();
+        int alerts = 0;
+        for (Map<String, Object> group : (List<Map<String, Object>>) doc.get("groups")) {
+            for (Map<String, Object> rule : (List<Map<String, Object>>) group.get("rules")) {
+                String name = String.valueOf(rule.get("alert"));
+                alerts++;
+                Map<String, Object> labels = (Map<String, Object>) rule.getOrDefault("labels", Map.of());
+                Map<String, Object> notes = (Map<String, Object>) rule.getOrDefault("annotations", Map.of());
+                if (!List.of("critical", "warning", "info").contains(String.valueOf(labels.get("severity")))) {
+                    problems.add(name + ": severity " + labels.get("severity"));
+                }
+                for (String key : List.of("summary", "description")) {
+                    if (notes.get(key) == null || String.valueOf(notes.get(key)).isBlank()) {
+                        problems.add(name + ": no " + key);
+                    }
+                }
+                if (!name.startsWith("Kvreuse")) {
+                    problems.add(name + ": not named Kvreuse…");
+                }
+            }
+        }
+        assertThat(alerts).isEqualTo(OpsFiles.ruleExpressions().size()).isGreaterThan(20);
+        assertThat(problems).isEmpty();
+    }
+
+    @Test
     void alertRulesFireWhenTheirUnitTestsSayAndStayQuietOtherwise() {
         Tool promtool = Tool.require("promtool", "prometheus");
         Path tests = OpsFiles.root().resolve("ops/prometheus/kvreuse-alerts.test.yml");
