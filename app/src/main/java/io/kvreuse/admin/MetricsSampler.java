@@ -96,10 +96,15 @@ class MetricsSampler {
         return new TimeSeries.Sample(now.at().getEpochSecond(), v);
     }
 
-    /** Decisions by reason since this replica started (the counters are cumulative). */
+    /** Hints, and no-hints by reason, since this replica started (the counters are cumulative). */
     Map<String, Double> decisionsByReason() {
         Map<String, Double> out = new TreeMap<>();
-        for (Counter c : meters.find("kvreuse.selection.decisions").counters()) {
+        for (Counter c : meters.find("kvreuse.selection.decisions")
+                .tag("decision", "HINT")
+                .counters()) {
+            out.merge("HINT", c.count(), Double::sum);
+        }
+        for (Counter c : meters.find("kvreuse.selection.no.hints").counters()) {
             String reason = c.getId().getTag("reason");
             out.merge(reason == null ? "?" : reason, c.count(), Double::sum);
         }

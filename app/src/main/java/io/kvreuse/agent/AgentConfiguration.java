@@ -81,7 +81,7 @@ class AgentConfiguration {
             control.stallTransfers();
         }
         io.micrometer.core.instrument.FunctionCounter.builder(
-                        "kvreuse.agent.emulator.bytes.copied", control, EmulatorControl::bytesCopied)
+                        "kvreuse.agent.emulator.copied", control, EmulatorControl::bytesCopied)
                 .description("bytes the NIXL emulator copied between registered regions")
                 .baseUnit("bytes")
                 .register(registry);
@@ -111,7 +111,7 @@ class AgentConfiguration {
                 WebClient.builder().observationRegistry(observations.getIfAvailable(() -> ObservationRegistry.NOOP));
         ControlPlaneClient client = new ControlPlaneClient(builder, props);
         io.micrometer.core.instrument.FunctionCounter.builder(
-                        "kvreuse.agent.control.bytes.sent", client, ControlPlaneClient::bytesSent)
+                        "kvreuse.agent.control.sent", client, ControlPlaneClient::bytesSent)
                 .description("request body bytes the agent sent to the control plane")
                 .baseUnit("bytes")
                 .register(registry);

@@ -5,7 +5,9 @@ import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.bank.BankStore.ChangeSet;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.security.ApiPrincipal;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
@@ -50,6 +52,39 @@ class InventoryIngestion {
         this.audit = audit;
         this.events = events;
         this.meters = meters;
+        for (String outcome : List.of("applied", "duplicate", "gap")) {
+            batches(outcome);
+        }
+        blocks("stored");
+        blocks("removed");
+        rankDisagreements();
+        nativeCacheClears();
+    }
+
+    private Counter batches(String outcome) {
+        return Counter.builder("kvreuse.inventory.batches")
+                .description("inventory event batches by outcome (gap: the bank is unpublished until a snapshot)")
+                .tag("outcome", outcome)
+                .register(meters);
+    }
+
+    private Counter blocks(String kind) {
+        return Counter.builder("kvreuse.inventory.blocks")
+                .description("bank blocks stored or removed by applied inventory events")
+                .tag("kind", kind)
+                .register(meters);
+    }
+
+    private Counter rankDisagreements() {
+        return Counter.builder("kvreuse.inventory.rank.disagreements")
+                .description("banks unpublished because their ranks reported different blocks")
+                .register(meters);
+    }
+
+    private Counter nativeCacheClears() {
+        return Counter.builder("kvreuse.inventory.native.cache.clears")
+                .description("engine-native cache clears reported in inventory events")
+                .register(meters);
     }
 
     private record Part(long lastEventId, boolean needsSnapshot) {}
@@ -72,8 +107,7 @@ class InventoryIngestion {
                     }
                     if (last <= part.lastEventId()) {
                         BatchEffect.of(batch, batch.events().size(), bank.capacity());
-                        meters.counter("kvreuse.inventory.batches", "outcome", "duplicate")
-                                .increment();
+                        batches("duplicate").increment();
                         return Mono.just(new Outcome(part.lastEventId(), null));
                     }
                     if (first > part.lastEventId() + 1) {
@@ -105,7 +139,7 @@ class InventoryIngestion {
     }
 
     private Mono<Outcome> gap(BankStore.BankRow bank, int rank, long expected, String actor, ChangeSet changes) {
-        meters.counter("kvreuse.inventory.batches", "outcome", "gap").increment();
+        batches("gap").increment();
         return db.sql("UPDATE bank_part SET needs_snapshot = TRUE WHERE bank_id = :b AND rank = :r")
                 .bind("b", bank.bankId())
                 .bind("r", rank)
@@ -120,7 +154,7 @@ class InventoryIngestion {
         if (!disagrees || bank.disagreement()) {
             return Mono.empty();
         }
-        meters.counter("kvreuse.inventory.rank.disagreements").increment();
+        rankDisagreements().increment();
         return db.sql("UPDATE retained_bank SET rank_disagreement = TRUE WHERE bank_id = :b")
                 .bind("b", bank.bankId())
                 .then()
@@ -190,11 +224,11 @@ class InventoryIngestion {
     }
 
     private void count(BatchEffect effect) {
-        meters.counter("kvreuse.inventory.batches", "outcome", "applied").increment();
-        meters.counter("kvreuse.inventory.blocks", "kind", "stored").increment(effect.stored.size());
-        meters.counter("kvreuse.inventory.blocks", "kind", "removed").increment(effect.removed.size());
+        batches("applied").increment();
+        blocks("stored").increment(effect.stored.size());
+        blocks("removed").increment(effect.removed.size());
         if (effect.nativeClears > 0) {
-            meters.counter("kvreuse.inventory.native.cache.clears").increment(effect.nativeClears);
+            nativeCacheClears().increment(effect.nativeClears);
         }
     }
 }

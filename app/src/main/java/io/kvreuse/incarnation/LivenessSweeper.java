@@ -8,6 +8,7 @@ import static io.kvreuse.incarnation.IncarnationState.SUSPECT;
 
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -74,6 +75,25 @@ public class LivenessSweeper {
         this.clock = clock;
         this.props = props;
         this.meters = meters;
+        for (String outcome : List.of("ran", "skipped", "failed")) {
+            sweeps(outcome);
+        }
+        transitions(IncarnationState.SUSPECT);
+        transitions(IncarnationState.LOST);
+    }
+
+    private Counter sweeps(String outcome) {
+        return Counter.builder("kvreuse.liveness.sweeps")
+                .description("engine liveness sweeps by outcome (skipped: another replica held the sweep lock)")
+                .tag("outcome", outcome)
+                .register(meters);
+    }
+
+    private Counter transitions(IncarnationState to) {
+        return Counter.builder("kvreuse.liveness.transitions")
+                .description("incarnations the liveness sweeper moved, by the state entered")
+                .tag("to", to.name())
+                .register(meters);
     }
 
     @Scheduled(
@@ -126,19 +146,15 @@ public class LivenessSweeper {
                     .doOnNext(this::count)
                     .doOnError(e -> {
                         silence.failed();
-                        meters.counter("kvreuse.liveness.sweeps", "outcome", "failed")
-                                .increment();
+                        sweeps("failed").increment();
                     });
         });
     }
 
     /** Sweeps by outcome, and transitions by target state: a burst of LOST is worth an alert. */
     private void count(SweepResult r) {
-        meters.counter("kvreuse.liveness.sweeps", "outcome", r.ran() ? "ran" : "skipped")
-                .increment();
-        r.transitions()
-                .forEach(c -> meters.counter("kvreuse.liveness.transitions", "to", c.to().name())
-                        .increment());
+        sweeps(r.ran() ? "ran" : "skipped").increment();
+        r.transitions().forEach(c -> transitions(c.to()).increment());
     }
 
     private Mono<Boolean> tryLock() {

@@ -2,6 +2,8 @@ package io.kvreuse.selection;
 
 import io.kvreuse.settings.ReuseSettings;
 import io.kvreuse.settings.ReuseSettingsService;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactoryProvider;
@@ -41,11 +43,18 @@ class LeaseProposals implements DisposableBean {
     private final TransactionalOperator tx;
     private final ReuseSettingsService settings;
     private final Clock clock;
+    private final Counter proposed;
 
     /** Its own small pool whose sessions run with {@code synchronous_commit = off}. */
-    LeaseProposals(R2dbcProperties r2dbc, ReuseSettingsService settings, Clock clock) {
+    LeaseProposals(R2dbcProperties r2dbc, ReuseSettingsService settings, Clock clock, MeterRegistry meters) {
         this.settings = settings;
         this.clock = clock;
+        // a lease is born PROPOSED here, not moved there: this is the "to PROPOSED" series of the
+        // lease transitions (the other states are counted where the lease ledger moves them)
+        this.proposed = Counter.builder("kvreuse.lease.transitions")
+                .description(LEASE_TRANSITIONS_HELP)
+                .tag("to", "PROPOSED")
+                .register(meters);
         ConnectionFactory factory = ConnectionFactoryBuilder.withUrl(r2dbc.getUrl())
                 .username(r2dbc.getUsername())
                 .password(r2dbc.getPassword())
@@ -74,6 +83,9 @@ class LeaseProposals implements DisposableBean {
             pool.dispose();
         }
     }
+
+    /** The help text of {@code kvreuse_lease_transitions_total}, shared with the lease ledger's series. */
+    static final String LEASE_TRANSITIONS_HELP = "lease state changes by the state entered (PROPOSED: leases written)";
 
     /** Concurrent writes at most; proposals that arrive while they run are written together next. */
     static final int WRITERS = 4;
@@ -147,6 +159,11 @@ class LeaseProposals implements DisposableBean {
     private Mono<Void> write(List<Pending> group) {
         return admitAndInsert(group.stream().map(Pending::plan).toList())
                 .doOnNext(admitted -> {
+                    int written = 0;
+                    for (boolean a : admitted) {
+                        written += a ? 1 : 0;
+                    }
+                    proposed.increment(written);
                     for (int i = 0; i < admitted.length; i++) {
                         group.get(i).done().success(admitted[i]);
                     }

@@ -2,6 +2,7 @@ package io.kvreuse.selection;
 
 import io.kvreuse.bank.InventoryFeed;
 import io.kvreuse.hash.SeqHash;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -38,10 +39,17 @@ class SelectionService {
     private final InflightLeases inflight;
     private final SelectionProperties properties;
     private final Timer latency;
-    private final DistributionSummary gain;
+    private final Timer gain;
     private final DistributionSummary manifest;
-    private final Map<NoHintReason, io.micrometer.core.instrument.Counter> noHints = new EnumMap<>(NoHintReason.class);
-    private final io.micrometer.core.instrument.Counter hints;
+    /** Per reason: the NO_HINT decision counter and the reason's own counter. */
+    private final Map<NoHintReason, Counter[]> noHints = new EnumMap<>(NoHintReason.class);
+    /** Every answer, by decision (HINT or NO_HINT). */
+    static final String DECISIONS = "kvreuse.selection.decisions";
+
+    /** NO_HINT answers by reason. */
+    static final String NO_HINTS = "kvreuse.selection.no.hints";
+
+    private final Counter hints;
     private final AtomicLong storeDownUntil = new AtomicLong();
 
     SelectionService(
@@ -63,26 +71,44 @@ class SelectionService {
                 .minimumExpectedValue(Duration.ofNanos(10_000))
                 .maximumExpectedValue(Duration.ofSeconds(1))
                 .register(meters);
-        this.gain = DistributionSummary.builder("kvreuse.selection.predicted.gain")
-                .baseUnit("milliseconds")
-                .description("predicted gain of issued hints")
+        this.gain = Timer.builder("kvreuse.selection.predicted.gain")
+                .description("predicted prefill time saved by issued hints (recompute minus transfer)")
                 .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(100_000))
+                .maximumExpectedValue(Duration.ofMinutes(1))
                 .register(meters);
         this.manifest = DistributionSummary.builder("kvreuse.selection.manifest")
                 .baseUnit("bytes")
                 .description("hint envelope size")
                 .publishPercentileHistogram()
                 .register(meters);
-        this.hints = meters.counter("kvreuse.selection.decisions", "decision", "HINT", "reason", "NONE");
+        // a hint has no reason: decisions carry only the decision, no-hints their reason in a family of their own
+        this.hints = decisions(meters, "HINT");
+        Counter noHint = decisions(meters, "NO_HINT");
         for (NoHintReason r : NoHintReason.values()) {
-            noHints.put(r, meters.counter("kvreuse.selection.decisions", "decision", "NO_HINT", "reason", r.name()));
+            Counter byReason = Counter.builder(NO_HINTS)
+                    .description(
+                            "no-hint answers by reason (each is also counted in kvreuse_selection_decisions_total)")
+                    .tag("reason", r.name())
+                    .register(meters);
+            noHints.put(r, new Counter[] {noHint, byReason});
         }
         Gauge.builder("kvreuse.index.entries", inventory, f -> f.index().stats().entries())
+                .description("block entries in this replica's in-memory prefix index")
                 .register(meters);
         Gauge.builder("kvreuse.index.banks", inventory, f -> f.index().stats().banks())
+                .description("published banks in this replica's in-memory prefix index")
                 .register(meters);
         Gauge.builder("kvreuse.index.bytes", inventory, f -> f.index().stats().approximateBytes())
+                .description("approximate heap held by this replica's prefix index")
                 .baseUnit("bytes")
+                .register(meters);
+    }
+
+    private static Counter decisions(MeterRegistry meters, String decision) {
+        return Counter.builder(DECISIONS)
+                .description("donor selection answers by decision")
+                .tag("decision", decision)
                 .register(meters);
     }
 
@@ -171,10 +197,14 @@ class SelectionService {
         latency.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
         if (r.reason() == null) {
             hints.increment();
-            gain.record(r.predicted().gainMs());
+            gain.record(
+                    Math.round(Math.max(0, r.predicted().gainMs()) * 1_000_000),
+                    java.util.concurrent.TimeUnit.NANOSECONDS);
             manifest.record(r.hint().length());
         } else {
-            noHints.get(r.reason()).increment();
+            for (Counter c : noHints.get(r.reason())) {
+                c.increment();
+            }
         }
     }
 

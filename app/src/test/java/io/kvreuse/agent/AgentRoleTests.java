@@ -76,7 +76,7 @@ class AgentRoleTests {
                     .expectStatus()
                     .isOk()
                     .expectBody(String.class)
-                    .value(body -> assertThat(body).contains("kvreuse_agent_control_bytes_sent"));
+                    .value(body -> assertThat(body).contains("kvreuse_agent_control_sent_bytes_total"));
             http.get().uri("/api/v1/domains").exchange().expectStatus().isUnauthorized();
         }
     }

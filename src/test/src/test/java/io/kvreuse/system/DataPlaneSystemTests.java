@@ -133,9 +133,8 @@ class DataPlaneSystemTests {
 
             Map<String, Double> metrics = prometheus(host.agent());
             assertThat(metrics.get("kvreuse_agent_transfer_bytes_total")).isEqualTo((double) moved);
-            assertThat(metrics.get("kvreuse_agent_emulator_bytes_copied_bytes_total"))
-                    .isEqualTo((double) moved);
-            double overHttp = metrics.get("kvreuse_agent_control_bytes_sent_bytes_total")
+            assertThat(metrics.get("kvreuse_agent_emulator_copied_bytes_total")).isEqualTo((double) moved);
+            double overHttp = metrics.get("kvreuse_agent_control_sent_bytes_total")
                     + host.simBytes().get();
             // every body sent to the control plane together is smaller than one block of one rank
             assertThat(overHttp).isLessThan(BYTES_PER_BLOCK).isLessThan(moved / 64.0);
@@ -166,8 +165,7 @@ class DataPlaneSystemTests {
             Map<String, Double> metrics = prometheus(host.agent());
             assertThat(metrics.get("kvreuse_agent_parts_total{outcome=\"uncertain\"}"))
                     .isEqualTo((double) TP);
-            assertThat(metrics.get("kvreuse_agent_emulator_bytes_copied_bytes_total"))
-                    .isZero();
+            assertThat(metrics.get("kvreuse_agent_emulator_copied_bytes_total")).isZero();
         }
     }
 
