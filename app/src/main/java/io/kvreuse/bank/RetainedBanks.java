@@ -118,15 +118,50 @@ public class RetainedBanks {
 
     private Mono<Created> insert(BankStore.Owner owner, InventoryRequests.CreateBank request, String actor) {
         UUID bankId = UUID.randomUUID();
+        return insertRows(bankId, owner, request, actor)
+                .as(tx::transactional)
+                .then(Mono.fromRunnable(() -> events.publishEvent(new BankChanged(bankId))))
+                .then(Mono.defer(() -> view(bankId)))
+                .map(v -> new Created(v, true));
+    }
+
+    /**
+     * Creates the bank of an incarnation being registered, inside the registration's transaction:
+     * the same checks and rows as the bank endpoint, so bad bank input refuses the registration with
+     * the problem that endpoint answers. The caller announces the bank with {@link #announce} after
+     * its commit.
+     */
+    public Mono<UUID> createForRegistration(
+            UUID incarnationId, InventoryRequests.CreateBank request, ApiPrincipal caller) {
+        return store.owner(incarnationId)
+                .filter(o -> o.ownerSubject().equals(caller.subject()))
+                .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchIncarnation(incarnationId)))
+                .flatMap(owner -> {
+                    validate(owner, request);
+                    UUID bankId = UUID.randomUUID();
+                    return insertRows(bankId, owner, request, caller.actor()).thenReturn(bankId);
+                });
+    }
+
+    /** After the commit of a bank created elsewhere: this replica's index reads its change feed now. */
+    public void announce(UUID bankId) {
+        events.publishEvent(new BankChanged(bankId));
+    }
+
+    /** The bank's rows, audit and (for parts created ready) publication, in the caller's transaction. */
+    private Mono<Void> insertRows(
+            UUID bankId, BankStore.Owner owner, InventoryRequests.CreateBank request, String actor) {
         Mono<Void> parts = reactor.core.publisher.Flux.fromIterable(request.parts())
                 .concatMap(p -> db.sql(
-                                "INSERT INTO bank_part (bank_id, rank, region_ref, bytes_per_block) VALUES (:b, :r, :ref, :bytes)")
+                                "INSERT INTO bank_part (bank_id, rank, region_ref, bytes_per_block, ready) VALUES (:b, :r, :ref, :bytes, :ready)")
                         .bind("b", bankId)
                         .bind("r", p.rank())
                         .bind("ref", p.regionRef())
                         .bind("bytes", p.bytesPerBlock())
+                        .bind("ready", p.startsReady())
                         .then())
                 .then();
+        ChangeSet changes = new ChangeSet();
         return db.sql(
                         "INSERT INTO retained_bank (bank_id, incarnation_id, capacity_blocks, state) VALUES (:b, :i, :c, 'PENDING')")
                 .bind("b", bankId)
@@ -140,9 +175,8 @@ public class RetainedBanks {
                                 owner.incarnationId().toString(),
                                 "capacityBlocks",
                                 request.capacityBlocks()))))
-                .as(tx::transactional)
-                .then(Mono.defer(() -> view(bankId)))
-                .map(v -> new Created(v, true));
+                .then(Mono.defer(() -> store.refreshPublication(bankId, actor, changes)))
+                .then(Mono.defer(() -> store.appendFeed(bankId, changes)));
     }
 
     /** Marks a rank part ready; the bank publishes once every part is. Idempotent. */
