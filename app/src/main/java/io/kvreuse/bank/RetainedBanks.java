@@ -54,7 +54,7 @@ public class RetainedBanks {
                     validate(owner, request);
                     return existing(incarnationId)
                             .flatMap(bank -> sameBank(bank, request)
-                                    ? Mono.just(new Created(bank, false))
+                                    ? readyAgain(bank, request, caller).map(b -> new Created(b, false))
                                     : Mono.error(BankExceptions.bankExists(incarnationId, bank.bankId())))
                             .switchIfEmpty(Mono.defer(() -> insert(owner, request, caller.actor())));
                 })
@@ -104,6 +104,28 @@ public class RetainedBanks {
                 .map((row, meta) -> row.get("bank_id", UUID.class))
                 .one()
                 .flatMap(this::view);
+    }
+
+    /** A repeated create whose parts say ready readies them, as their ready calls would. */
+    private Mono<BankView> readyAgain(BankView bank, InventoryRequests.CreateBank request, ApiPrincipal caller) {
+        Set<Integer> ready = bank.parts().stream()
+                .filter(BankView.PartView::ready)
+                .map(BankView.PartView::rank)
+                .collect(Collectors.toSet());
+        Integer[] ranks = request.parts().stream()
+                .filter(p -> p.startsReady() && !ready.contains(p.rank()))
+                .map(InventoryRequests.Part::rank)
+                .toArray(Integer[]::new);
+        if (ranks.length == 0) {
+            return Mono.just(bank);
+        }
+        return mutate(
+                bank.bankId(),
+                caller,
+                (row, changes) -> db.sql("UPDATE bank_part SET ready = TRUE WHERE bank_id = :b AND rank = ANY(:r)")
+                        .bind("b", bank.bankId())
+                        .bind("r", ranks)
+                        .then());
     }
 
     private static boolean sameBank(BankView bank, InventoryRequests.CreateBank request) {

@@ -248,11 +248,23 @@ class ReadyRegistrationIntegrationTests {
                 .containsEntry("state", "PUBLISHED");
 
         UUID other = readyId(readyBody(newHost()));
-        Map<String, Object> plain = Engines.json(post("/api/v1/incarnations/" + other + "/banks", bank(16, null, null))
+        Map<String, Object> plainBody = bank(16, null, null);
+        Map<String, Object> plain = Engines.json(post("/api/v1/incarnations/" + other + "/banks", plainBody)
                 .expectStatus()
                 .isCreated());
         assertThat(plain).containsEntry("state", "PENDING");
         assertThat(partsReady(plain)).containsExactly(false, false);
+
+        // the identical create repeated with its parts ready readies them, as their ready calls would
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> parts = ((List<Map<String, Object>>) plainBody.get("parts"))
+                .stream().map(p -> with(p, "ready", true)).toList();
+        Map<String, Object> repeated =
+                Engines.json(post("/api/v1/incarnations/" + other + "/banks", with(plainBody, "parts", parts))
+                        .expectStatus()
+                        .isOk());
+        assertThat(repeated).containsEntry("bankId", plain.get("bankId")).containsEntry("state", "PUBLISHED");
+        assertThat(partsReady(repeated)).containsExactly(true, true);
     }
 
     @Test
