@@ -11,7 +11,7 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /** Request bodies of the bank API, as engines send them (hashes as strings). */
-final class InventoryRequests {
+public final class InventoryRequests {
 
     /** Largest number of events in one batch. */
     static final int MAX_EVENTS = 1024;
@@ -20,7 +20,7 @@ final class InventoryRequests {
 
     private InventoryRequests() {}
 
-    record CreateBank(
+    public record CreateBank(
             @NotNull @Min(1) @Max(10_000_000) Integer capacityBlocks,
             @NotNull @Size(min = 1, max = 64) List<@Valid @NotNull Part> parts) {}
 
@@ -30,7 +30,14 @@ final class InventoryRequests {
             @NotBlank @Size(max = 512) @io.kvreuse.region.RegionReference
             String regionRef,
 
-            @NotNull @Min(1) Long bytesPerBlock) {}
+            @NotNull @Min(1) Long bytesPerBlock,
+            @Nullable Boolean ready) {
+
+        /** A part created ready: registered and usable at once, as if its ready call followed. */
+        boolean startsReady() {
+            return Boolean.TRUE.equals(ready);
+        }
+    }
 
     record Events(
             @NotNull @Min(0) @Max(63) Integer rank,

@@ -54,7 +54,7 @@ public class RetainedBanks {
                     validate(owner, request);
                     return existing(incarnationId)
                             .flatMap(bank -> sameBank(bank, request)
-                                    ? Mono.just(new Created(bank, false))
+                                    ? readyAgain(bank, request, caller).map(b -> new Created(b, false))
                                     : Mono.error(BankExceptions.bankExists(incarnationId, bank.bankId())))
                             .switchIfEmpty(Mono.defer(() -> insert(owner, request, caller.actor())));
                 })
@@ -106,6 +106,28 @@ public class RetainedBanks {
                 .flatMap(this::view);
     }
 
+    /** A repeated create whose parts say ready readies them, as their ready calls would. */
+    private Mono<BankView> readyAgain(BankView bank, InventoryRequests.CreateBank request, ApiPrincipal caller) {
+        Set<Integer> ready = bank.parts().stream()
+                .filter(BankView.PartView::ready)
+                .map(BankView.PartView::rank)
+                .collect(Collectors.toSet());
+        Integer[] ranks = request.parts().stream()
+                .filter(p -> p.startsReady() && !ready.contains(p.rank()))
+                .map(InventoryRequests.Part::rank)
+                .toArray(Integer[]::new);
+        if (ranks.length == 0) {
+            return Mono.just(bank);
+        }
+        return mutate(
+                bank.bankId(),
+                caller,
+                (row, changes) -> db.sql("UPDATE bank_part SET ready = TRUE WHERE bank_id = :b AND rank = ANY(:r)")
+                        .bind("b", bank.bankId())
+                        .bind("r", ranks)
+                        .then());
+    }
+
     private static boolean sameBank(BankView bank, InventoryRequests.CreateBank request) {
         if (bank.capacityBlocks() != request.capacityBlocks()
                 || bank.parts().size() != request.parts().size()) {
@@ -118,15 +140,50 @@ public class RetainedBanks {
 
     private Mono<Created> insert(BankStore.Owner owner, InventoryRequests.CreateBank request, String actor) {
         UUID bankId = UUID.randomUUID();
+        return insertRows(bankId, owner, request, actor)
+                .as(tx::transactional)
+                .then(Mono.fromRunnable(() -> events.publishEvent(new BankChanged(bankId))))
+                .then(Mono.defer(() -> view(bankId)))
+                .map(v -> new Created(v, true));
+    }
+
+    /**
+     * Creates the bank of an incarnation being registered, inside the registration's transaction:
+     * the same checks and rows as the bank endpoint, so bad bank input refuses the registration with
+     * the problem that endpoint answers. The caller announces the bank with {@link #announce} after
+     * its commit.
+     */
+    public Mono<UUID> createForRegistration(
+            UUID incarnationId, InventoryRequests.CreateBank request, ApiPrincipal caller) {
+        return store.owner(incarnationId)
+                .filter(o -> o.ownerSubject().equals(caller.subject()))
+                .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchIncarnation(incarnationId)))
+                .flatMap(owner -> {
+                    validate(owner, request);
+                    UUID bankId = UUID.randomUUID();
+                    return insertRows(bankId, owner, request, caller.actor()).thenReturn(bankId);
+                });
+    }
+
+    /** After the commit of a bank created elsewhere: this replica's index reads its change feed now. */
+    public void announce(UUID bankId) {
+        events.publishEvent(new BankChanged(bankId));
+    }
+
+    /** The bank's rows, audit and (for parts created ready) publication, in the caller's transaction. */
+    private Mono<Void> insertRows(
+            UUID bankId, BankStore.Owner owner, InventoryRequests.CreateBank request, String actor) {
         Mono<Void> parts = reactor.core.publisher.Flux.fromIterable(request.parts())
                 .concatMap(p -> db.sql(
-                                "INSERT INTO bank_part (bank_id, rank, region_ref, bytes_per_block) VALUES (:b, :r, :ref, :bytes)")
+                                "INSERT INTO bank_part (bank_id, rank, region_ref, bytes_per_block, ready) VALUES (:b, :r, :ref, :bytes, :ready)")
                         .bind("b", bankId)
                         .bind("r", p.rank())
                         .bind("ref", p.regionRef())
                         .bind("bytes", p.bytesPerBlock())
+                        .bind("ready", p.startsReady())
                         .then())
                 .then();
+        ChangeSet changes = new ChangeSet();
         return db.sql(
                         "INSERT INTO retained_bank (bank_id, incarnation_id, capacity_blocks, state) VALUES (:b, :i, :c, 'PENDING')")
                 .bind("b", bankId)
@@ -140,9 +197,8 @@ public class RetainedBanks {
                                 owner.incarnationId().toString(),
                                 "capacityBlocks",
                                 request.capacityBlocks()))))
-                .as(tx::transactional)
-                .then(Mono.defer(() -> view(bankId)))
-                .map(v -> new Created(v, true));
+                .then(Mono.defer(() -> store.refreshPublication(bankId, actor, changes)))
+                .then(Mono.defer(() -> store.appendFeed(bankId, changes)));
     }
 
     /** Marks a rank part ready; the bank publishes once every part is. Idempotent. */

@@ -41,7 +41,11 @@ class IncarnationController {
         this.incarnations = incarnations;
     }
 
-    /** 201 with {@code Location}; a replayed Idempotency-Key answers the first 201 again. */
+    /**
+     * 201 with {@code Location}; a replayed Idempotency-Key answers the first 201 again. With {@code
+     * ready} the registration is also the first heartbeat; with {@code bank} the retained bank is
+     * created in the same transaction and its id answered.
+     */
     @ApiResponse(responseCode = "201", description = "registered (or the replayed answer of an Idempotency-Key)")
     @ApiResponse(
             responseCode = "400",
@@ -57,10 +61,11 @@ class IncarnationController {
             content = @Content(mediaType = PROBLEM))
     @ApiResponse(
             responseCode = "422",
-            description = "unknown-domain, domain-revoked, rank-layout-mismatch, idempotency-key-reused",
+            description = "unknown-domain, domain-revoked, rank-layout-mismatch, idempotency-key-reused; with a"
+                    + " bank, the bank endpoint's problems (not-a-decode-incarnation, bytes-per-block-mismatch)",
             content = @Content(mediaType = PROBLEM))
     @PostMapping
-    Mono<ResponseEntity<StateReport>> register(
+    Mono<ResponseEntity<RegistrationReport>> register(
             @Valid @RequestBody RegisterRequest request,
             @RequestHeader(name = "Idempotency-Key", required = false) @Nullable String idempotencyKey) {
         return CurrentPrincipal.get()

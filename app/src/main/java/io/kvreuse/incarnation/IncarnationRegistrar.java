@@ -2,6 +2,7 @@ package io.kvreuse.incarnation;
 
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
+import io.kvreuse.bank.RetainedBanks;
 import io.kvreuse.domain.LayoutDomain;
 import io.kvreuse.domain.LayoutDomains;
 import io.kvreuse.domain.NoSuchDomainException;
@@ -42,6 +43,7 @@ class IncarnationRegistrar {
     private final ApplicationEventPublisher events;
     private final JsonMapper json;
     private final Clock clock;
+    private final RetainedBanks banks;
 
     IncarnationRegistrar(
             IncarnationStore store,
@@ -51,7 +53,8 @@ class IncarnationRegistrar {
             AuditTrail audit,
             ApplicationEventPublisher events,
             JsonMapper json,
-            Clock clock) {
+            Clock clock,
+            RetainedBanks banks) {
         this.store = store;
         this.idempotency = idempotency;
         this.domains = domains;
@@ -60,6 +63,7 @@ class IncarnationRegistrar {
         this.events = events;
         this.json = json;
         this.clock = clock;
+        this.banks = banks;
     }
 
     /** Registers, or with an Idempotency-Key already used for the same body, replays the first answer. */
@@ -70,7 +74,7 @@ class IncarnationRegistrar {
                         RegistrationProblems.hostOutOfScope(request.hostId().strip(), engine.hostId()));
             }
             NewIncarnation n = prepare(request, engine);
-            Mono<StateReport> create = create(n, request.incarnationId() != null, engine.actor());
+            Mono<RegistrationReport> create = create(n, request, engine);
             if (idempotencyKey == null) {
                 return create.as(tx::transactional)
                         .onErrorResume(e -> translate(e, n))
@@ -85,7 +89,7 @@ class IncarnationRegistrar {
                             ? create.flatMap(r -> idempotency
                                     .complete(scope, key, 201, json.writeValueAsString(r))
                                     .thenReturn(r))
-                            : Mono.<StateReport>error(new KeyTaken()))
+                            : Mono.<RegistrationReport>error(new KeyTaken()))
                     .as(tx::transactional)
                     .onErrorResume(e -> translate(e, n))
                     .map(r -> published(r, n))
@@ -93,8 +97,16 @@ class IncarnationRegistrar {
         });
     }
 
-    private Registration published(StateReport r, NewIncarnation n) {
-        events.publishEvent(new IncarnationStateChanged(n.id(), null, r.state(), r.fencingEpoch()));
+    /** After commit: the same events a registration and a first heartbeat publish, then the bank's. */
+    private Registration published(RegistrationReport r, NewIncarnation n) {
+        events.publishEvent(new IncarnationStateChanged(n.id(), null, IncarnationState.REGISTERED, 1L));
+        if (r.state() == IncarnationState.READY) {
+            events.publishEvent(new IncarnationStateChanged(
+                    n.id(), IncarnationState.REGISTERED, IncarnationState.READY, r.fencingEpoch()));
+        }
+        if (r.bankId() != null) {
+            banks.announce(r.bankId());
+        }
         return new Registration(r, false);
     }
 
@@ -103,12 +115,13 @@ class IncarnationRegistrar {
             if (!stored.requestHash().equals(hash)) {
                 throw RegistrationProblems.idempotencyKeyReused(key);
             }
-            return new Registration(json.readValue(stored.responseJson(), StateReport.class), true);
+            return new Registration(json.readValue(stored.responseJson(), RegistrationReport.class), true);
         });
     }
 
-    private Mono<StateReport> create(NewIncarnation n, boolean callerChoseId, String actor) {
-        Mono<Void> idUnused = callerChoseId
+    private Mono<RegistrationReport> create(NewIncarnation n, RegisterRequest request, ApiPrincipal engine) {
+        String actor = engine.actor();
+        Mono<Void> idUnused = request.incarnationId() != null
                 ? store.find(n.id()).flatMap(existing -> Mono.error(RegistrationProblems.idReused(n.id())))
                 : Mono.empty();
         Mono<Void> nameFree = n.stableName() == null
@@ -132,11 +145,39 @@ class IncarnationRegistrar {
                         1L,
                         null,
                         n.auditDetail())))
-                .thenReturn(new StateReport(n.id(), IncarnationState.REGISTERED, 1L));
+                .then(Mono.defer(() -> request.startsReady() ? firstHeartbeat(n.id(), actor) : Mono.just(1L)))
+                .flatMap(epoch -> {
+                    IncarnationState state =
+                            request.startsReady() ? IncarnationState.READY : IncarnationState.REGISTERED;
+                    if (request.bank() == null) {
+                        return Mono.just(new RegistrationReport(n.id(), state, epoch, null));
+                    }
+                    return banks.createForRegistration(n.id(), request.bank(), engine)
+                            .map(bankId -> new RegistrationReport(n.id(), state, epoch, bankId));
+                });
+    }
+
+    /**
+     * A registration that is also the first heartbeat: the REGISTERED → READY move a heartbeat makes
+     * (epoch 2, liveness counted from now, audited), in the registration's transaction.
+     */
+    private Mono<Long> firstHeartbeat(UUID id, String actor) {
+        return store.transition(id, IncarnationState.REGISTERED, IncarnationState.READY, 1L, true, clock.instant())
+                .flatMap(epoch -> audit.record(AuditEntry.transition(
+                                        actor,
+                                        Incarnations.SUBJECT_TYPE,
+                                        id.toString(),
+                                        IncarnationState.REGISTERED.name(),
+                                        IncarnationState.READY.name(),
+                                        epoch)
+                                .withReason("heartbeat"))
+                        .thenReturn(epoch))
+                .switchIfEmpty(
+                        Mono.error(() -> new IllegalStateException("incarnation " + id + " moved while registering")));
     }
 
     /** Maps a violated unique constraint (a race the pre-checks could not see) to its problem. */
-    private Mono<StateReport> translate(Throwable e, NewIncarnation n) {
+    private Mono<RegistrationReport> translate(Throwable e, NewIncarnation n) {
         String constraint = Constraints.uniqueViolated(e);
         if (constraint == null) {
             return Mono.error(e);
@@ -222,7 +263,7 @@ class IncarnationRegistrar {
     }
 
     /** A registration's answer, and whether it was replayed for a repeated Idempotency-Key. */
-    record Registration(StateReport report, boolean replayed) {}
+    record Registration(RegistrationReport report, boolean replayed) {}
 
     /** The key was claimed before: replay its answer instead. */
     private static final class KeyTaken extends RuntimeException {
