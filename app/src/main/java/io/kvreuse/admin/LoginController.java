@@ -15,7 +15,12 @@ class LoginController {
     String login(
             @RequestParam(required = false) @Nullable String error,
             @RequestParam(required = false) @Nullable String logout,
+            @RequestParam(required = false) @Nullable String api,
             Model model) {
+        if (api != null) {
+            // sent here from an API link opened in the browser without a token
+            model.addAttribute("apiNote", true);
+        }
         if (error != null) {
             model.addAttribute("error", message(error));
         }
