@@ -73,9 +73,6 @@ class SettingsForm {
         long ttl = read(errors, "leaseTtlMs", leaseTtlMs, HumanUnits::parseWholeMillis, 0L);
         long transfer = read(errors, "transferDeadlineMs", transferDeadlineMs, HumanUnits::parseWholeMillis, 0L);
         long abandon = read(errors, "abandonDeadlineMs", abandonDeadlineMs, HumanUnits::parseWholeMillis, 0L);
-        if (errors.hasErrors()) {
-            return null;
-        }
         ReuseSettings s = new ReuseSettings(
                 enabled,
                 allowMnnvl,
@@ -96,7 +93,10 @@ class SettingsForm {
             String message =
                     colon < 0 ? violation : violation.substring(colon + 1).strip();
             if (errors.getFieldType(field) != null) {
-                errors.rejectValue(field, "settings.invalid", inUnits(field, message));
+                // a value that could not be read already says so; its placeholder breaks no rule worth showing
+                if (!errors.hasFieldErrors(field)) {
+                    errors.rejectValue(field, "settings.invalid", inUnits(field, message));
+                }
             } else {
                 errors.reject("settings.invalid", violation);
             }

@@ -280,6 +280,20 @@ class AdminTruthfulPagesBrowserTests {
         browser.wait.until(d -> d.getCurrentUrl().contains("swagger-ui"));
     }
 
+    @Test
+    void signedOutNoticeOnlyAfterSigningOut() {
+        browser.open("/login");
+        assertThat(browser.present("login-info")).isFalse();
+        browser.signIn(tokens.mint(Role.OPERATOR));
+        browser.click("form.signout button");
+        assertThat(browser.awaitId("login-info").getText()).isEqualTo("You have signed out.");
+        assertThat(browser.present("login-error")).isFalse();
+        assertThat(browser.present("api-note")).isFalse();
+        browser.shot("login-signed-out");
+        browser.open("/login");
+        assertThat(browser.present("login-info")).isFalse();
+    }
+
     private void certifyThroughTheForm(String model) {
         browser.open("/admin/domains/new");
         browser.fill("modelId", model);
