@@ -259,6 +259,22 @@ class AdminTruthfulPagesBrowserTests {
                 .contains("decode-" + suffix)
                 .contains(host);
         browser.shot("bank-named");
+
+        for (String page : List.of("/admin/audit?subject=" + donor.id(), "/admin/incarnations/" + donor.id())) {
+            browser.open(page);
+            List<WebElement> subjects = browser.all(".audit-subject");
+            assertThat(subjects).as(page).isNotEmpty().allSatisfy(cell -> {
+                assertThat(cell.getText()).contains("decode-" + suffix).doesNotContain(donor.id());
+                assertThat(cell.findElement(By.tagName("a")).getDomAttribute("title"))
+                        .isEqualTo(donor.id());
+            });
+        }
+        browser.shot("incarnation-named");
+        browser.open("/admin/audit?subject=" + unnamed.id());
+        assertThat(browser.all(".audit-subject a"))
+                .isNotEmpty()
+                .allSatisfy(a -> assertThat(a.getText()).isEqualTo(shortId(unnamed.id())));
+        browser.shot("audit-named");
     }
 
     @Test
