@@ -2,12 +2,15 @@ package io.kvreuse.admin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.incarnation.LivenessSweeper;
 import io.kvreuse.security.Role;
 import io.kvreuse.support.Fleet;
 import io.kvreuse.support.IntegrationTest;
+import io.kvreuse.support.MutableClock;
 import io.kvreuse.support.ReuseSettingsFixture;
 import io.kvreuse.support.TestTokens;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -40,6 +43,12 @@ class AdminTruthfulPagesBrowserTests {
 
     @Autowired
     TestTokens tokens;
+
+    @Autowired
+    MutableClock clock;
+
+    @Autowired
+    LivenessSweeper sweeper;
 
     AdminBrowser browser;
     Fleet fleet;
@@ -275,6 +284,20 @@ class AdminTruthfulPagesBrowserTests {
                 .isNotEmpty()
                 .allSatisfy(a -> assertThat(a.getText()).isEqualTo(shortId(unnamed.id())));
         browser.shot("audit-named");
+
+        // the donor stops heartbeating: a cleanup candidate, by name, its full id there to be typed back
+        clock.advance(Duration.ofSeconds(11));
+        for (int i = 0; i < 40 && !sweeper.sweepOnce().block().ran(); i++) {
+            io.kvreuse.support.LeaseWorld.sleep(50);
+        }
+        browser.open("/admin/cleanup");
+        WebElement candidate = browser.find("candidate-" + donor.id());
+        assertThat(candidate.findElement(By.cssSelector(".inc-name a")).getText())
+                .isEqualTo("decode-" + suffix);
+        assertThat(candidate.findElement(By.cssSelector(".inc-name a")).getDomAttribute("title"))
+                .isEqualTo(donor.id());
+        assertThat(candidate.findElement(By.cssSelector("code")).getText()).isEqualTo(donor.id());
+        browser.shot("cleanup-named");
     }
 
     @Test
