@@ -18,9 +18,11 @@ class AuditPageController {
     static final int PAGE = 50;
 
     private final AuditTrail trail;
+    private final EngineNames names;
 
-    AuditPageController(AuditTrail trail) {
+    AuditPageController(AuditTrail trail, EngineNames names) {
         this.trail = trail;
+        this.names = names;
     }
 
     @GetMapping("/admin/audit")
@@ -44,12 +46,15 @@ class AuditPageController {
         // one more than a page tells whether an older page exists
         return trail.find(s, a, sinceAt, before == null ? Long.MAX_VALUE : before, PAGE + 1)
                 .collectList()
-                .map(rows -> {
+                .flatMap(rows -> {
                     boolean more = rows.size() > PAGE;
                     var page = more ? rows.subList(0, PAGE) : rows;
                     model.addAttribute("events", page);
                     model.addAttribute("olderBefore", more ? page.getLast().eventId() : null);
-                    return "admin/audit";
+                    return names.of(page).map(known -> {
+                        model.addAttribute("names", known);
+                        return "admin/audit";
+                    });
                 });
     }
 

@@ -11,6 +11,8 @@ import org.springframework.http.HttpStatus;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
+import org.springframework.util.LinkedMultiValueMap;
+import org.springframework.util.MultiValueMap;
 import org.springframework.validation.BindingResult;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.ModelAttribute;
@@ -79,8 +81,22 @@ class DomainPagesController {
     }
 
     @GetMapping("/admin/domains/{domainId}")
-    Mono<String> detail(@PathVariable String domainId, Model model) {
-        return show(domainId, model);
+    Mono<String> detail(@PathVariable String domainId, ServerWebExchange exchange, Model model) {
+        return show(domainId, exchange.getRequest().getQueryParams(), model);
+    }
+
+    /**
+     * The one banner the redirect after an action asks for, and only while the domain is still in the
+     * state it announces: a plain load shows none, a revoked domain never says "Certified.".
+     */
+    static @Nullable String notice(MultiValueMap<String, String> query, DomainStatus status) {
+        if (status == DomainStatus.REVOKED) {
+            return query.containsKey("revoked") ? "revoked" : null;
+        }
+        if (query.containsKey("certified")) {
+            return "certified";
+        }
+        return query.containsKey("same") ? "same" : null;
     }
 
     @PostMapping("/admin/domains/{domainId}/revoke")
@@ -96,16 +112,17 @@ class DomainPagesController {
         if (why.isEmpty() || why.length() > 1000) {
             exchange.getResponse().setStatusCode(HttpStatus.BAD_REQUEST);
             model.addAttribute("revokeError", "A reason (up to 1000 characters) is required to revoke a domain.");
-            return show(domainId, model);
+            return show(domainId, new LinkedMultiValueMap<>(), model);
         }
         return CurrentPrincipal.get()
                 .flatMap(p -> domains.revoke(domainId, why, p.actor()))
                 .thenReturn("redirect:/admin/domains/" + domainId + "?revoked");
     }
 
-    private Mono<String> show(String domainId, Model model) {
+    private Mono<String> show(String domainId, MultiValueMap<String, String> query, Model model) {
         return domains.find(domainId).zipWith(incarnationsByState(domainId)).map(t -> {
             model.addAttribute("domain", t.getT1());
+            model.addAttribute("notice", notice(query, t.getT1().status()));
             model.addAttribute("contract", t.getT1().contract());
             model.addAttribute("incarnations", t.getT2());
             return "admin/domain";

@@ -70,6 +70,15 @@ class IncarnationPagesController {
                 .map(t -> {
                     model.addAttribute("inc", t.getT1());
                     model.addAttribute(
+                            "names",
+                            t.getT1().stableName() == null
+                                    ? java.util.Map.of()
+                                    : java.util.Map.of(
+                                            subject,
+                                            new EngineNames.EngineName(
+                                                    t.getT1().stableName(),
+                                                    t.getT1().hostId())));
+                    model.addAttribute(
                             "transitions",
                             t.getT2().stream().filter(e -> e.toState() != null).toList());
                     model.addAttribute("audit", t.getT2());

@@ -21,6 +21,15 @@ import reactor.core.publisher.Mono;
 @Component
 class LeaseQueries {
 
+    /** A lease with the stable names and hosts of its donor and target, for listing them by name. */
+    private static final String WITH_NAMES = """
+            l.*, d.stable_name AS donor_name, d.host_id AS donor_host, t.stable_name AS target_name,
+                   t.host_id AS target_host
+            FROM lease l
+            LEFT JOIN engine_incarnation d ON d.incarnation_id = l.donor_incarnation_id
+            LEFT JOIN engine_incarnation t ON t.incarnation_id = l.target_incarnation_id
+            """;
+
     private final DatabaseClient db;
     private final Clock clock;
 
@@ -32,13 +41,12 @@ class LeaseQueries {
     /** Leases matching every given filter; UNCERTAIN and overdue ones first, then newest first. */
     Flux<LeaseRow> list(@Nullable String state, @Nullable UUID incarnationId, @Nullable UUID bankId, int limit) {
         return db.sql("""
-                        SELECT * FROM lease
-                        WHERE (CAST(:state AS TEXT) IS NULL OR state = :state)
-                          AND (CAST(:inc AS UUID) IS NULL OR donor_incarnation_id = :inc OR target_incarnation_id = :inc)
-                          AND (CAST(:bank AS UUID) IS NULL OR bank_id = :bank)
-                        ORDER BY (state = 'UNCERTAIN') DESC, created_at DESC, lease_id
+                        SELECT %s WHERE (CAST(:state AS TEXT) IS NULL OR l.state = :state)
+                          AND (CAST(:inc AS UUID) IS NULL OR l.donor_incarnation_id = :inc OR l.target_incarnation_id = :inc)
+                          AND (CAST(:bank AS UUID) IS NULL OR l.bank_id = :bank)
+                        ORDER BY (l.state = 'UNCERTAIN') DESC, l.created_at DESC, l.lease_id
                         LIMIT :limit
-                        """)
+                        """.formatted(WITH_NAMES))
                 .bind("state", orNull(state, String.class))
                 .bind("inc", orNull(incarnationId, UUID.class))
                 .bind("bank", orNull(bankId, UUID.class))
@@ -48,7 +56,7 @@ class LeaseQueries {
     }
 
     Mono<LeaseRow> find(UUID leaseId) {
-        return db.sql("SELECT * FROM lease WHERE lease_id = :id")
+        return db.sql("SELECT " + WITH_NAMES + " WHERE l.lease_id = :id")
                 .bind("id", leaseId)
                 .map(this::toRow)
                 .one();
@@ -106,8 +114,12 @@ class LeaseQueries {
                 r.get("outcome", String.class),
                 r.get("donor_incarnation_id", UUID.class),
                 r.get("donor_epoch", Long.class),
+                r.get("donor_name", String.class),
+                r.get("donor_host", String.class),
                 r.get("target_incarnation_id", UUID.class),
                 r.get("target_epoch", Long.class),
+                r.get("target_name", String.class),
+                r.get("target_host", String.class),
                 r.get("bank_id", UUID.class),
                 r.get("bank_epoch", Long.class),
                 r.get("domain_id", String.class),
@@ -129,7 +141,7 @@ class LeaseQueries {
         return r.get(column, OffsetDateTime.class).toInstant();
     }
 
-    /** A lease as listed; {@code overdue}: still live past its transfer deadline. */
+    /** A lease as listed, its engines by name and host; {@code overdue}: still live past its transfer deadline. */
     record LeaseRow(
             UUID leaseId,
             String requestId,
@@ -137,8 +149,12 @@ class LeaseQueries {
             @Nullable String outcome,
             UUID donorIncarnationId,
             long donorEpoch,
+            @Nullable String donorName,
+            @Nullable String donorHost,
             UUID targetIncarnationId,
             long targetEpoch,
+            @Nullable String targetName,
+            @Nullable String targetHost,
             UUID bankId,
             long bankEpoch,
             String domainId,

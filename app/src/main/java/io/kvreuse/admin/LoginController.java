@@ -6,20 +6,22 @@ import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.server.ServerWebExchange;
 
 /** The sign-in form: an OPERATOR API token, nothing else. */
 @Controller
 class LoginController {
 
     @GetMapping("/login")
-    String login(
-            @RequestParam(required = false) @Nullable String error,
-            @RequestParam(required = false) @Nullable String logout,
-            Model model) {
+    String login(@RequestParam(required = false) @Nullable String error, ServerWebExchange exchange, Model model) {
+        if (exchange.getRequest().getQueryParams().containsKey("api")) {
+            // sent here from an API link opened in the browser without a token
+            model.addAttribute("apiNote", true);
+        }
         if (error != null) {
             model.addAttribute("error", message(error));
         }
-        if (logout != null) {
+        if (exchange.getRequest().getQueryParams().containsKey("logout")) {
             model.addAttribute("info", "You have signed out.");
         }
         return "admin/login";

@@ -26,11 +26,14 @@ class SettingsPageController {
     }
 
     @GetMapping("/admin/settings")
-    Mono<String> view(Model model) {
+    Mono<String> view(ServerWebExchange exchange, Model model) {
+        String saved = exchange.getRequest().getQueryParams().getFirst("saved");
         return settings.read().map(stored -> {
             model.addAttribute("form", SettingsForm.of(stored));
             model.addAttribute("stored", stored);
-            model.addAttribute("defaults", ReuseSettings.defaults());
+            model.addAttribute("defaultsForm", SettingsForm.of(ReuseSettings.defaults()));
+            // only right after this operator's save, and only while that save is still the current version
+            model.addAttribute("saved", Long.toString(stored.version()).equals(saved));
             return "admin/settings";
         });
     }
@@ -46,10 +49,26 @@ class SettingsPageController {
             exchange.getResponse().setStatusCode(HttpStatus.BAD_REQUEST);
             return redisplay(model);
         }
+        return settings.read().flatMap(stored -> {
+            SettingsChanges changes = SettingsChanges.between(stored.settings(), next);
+            boolean current = java.util.Objects.equals(form.getVersion(), stored.version());
+            String fingerprint = changes.fingerprint(stored.version());
+            if (current && changes.needsConfirmation() && !fingerprint.equals(form.getConfirmation())) {
+                // a fleet-wide switch: nothing is saved until the operator confirms this very change
+                model.addAttribute("stored", stored);
+                model.addAttribute("changes", changes);
+                form.setConfirmation(fingerprint);
+                return Mono.just("admin/settings-confirm");
+            }
+            return replace(form, next, model, exchange);
+        });
+    }
+
+    private Mono<String> replace(SettingsForm form, ReuseSettings next, Model model, ServerWebExchange exchange) {
         String reason = form.getReason().isBlank() ? null : form.getReason().strip();
         return CurrentPrincipal.get()
                 .flatMap(p -> settings.replace(next, form.getVersion(), p.actor(), reason))
-                .thenReturn("redirect:/admin/settings?saved")
+                .map(stored -> "redirect:/admin/settings?saved=" + stored.version())
                 .onErrorResume(KvReuseException.class, e -> {
                     // someone else saved first: show their values' version, keep the operator's edit
                     exchange.getResponse().setStatusCode(HttpStatus.CONFLICT);
@@ -61,7 +80,8 @@ class SettingsPageController {
     private Mono<String> redisplay(Model model) {
         return settings.read().map(stored -> {
             model.addAttribute("stored", stored);
-            model.addAttribute("defaults", ReuseSettings.defaults());
+            model.addAttribute("defaultsForm", SettingsForm.of(ReuseSettings.defaults()));
+            model.addAttribute("saved", false);
             return "admin/settings";
         });
     }

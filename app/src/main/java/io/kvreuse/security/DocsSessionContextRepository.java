@@ -15,7 +15,7 @@ import reactor.core.publisher.Mono;
  */
 final class DocsSessionContextRepository implements ServerSecurityContextRepository {
 
-    private static final ServerWebExchangeMatcher DOCS = ServerWebExchangeMatchers.pathMatchers(
+    static final ServerWebExchangeMatcher DOCS = ServerWebExchangeMatchers.pathMatchers(
             org.springframework.http.HttpMethod.GET,
             "/v3/api-docs",
             "/v3/api-docs/**",

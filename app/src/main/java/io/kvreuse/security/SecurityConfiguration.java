@@ -36,7 +36,7 @@ class SecurityConfiguration {
     @Bean
     @Order(1)
     SecurityWebFilterChain apiSecurity(ServerHttpSecurity http, ApiTokens tokens, ProblemWriter problems) {
-        var entryPoint = (org.springframework.security.web.server.ServerAuthenticationEntryPoint) (exchange, ex) -> {
+        var unauthorized = (org.springframework.security.web.server.ServerAuthenticationEntryPoint) (exchange, ex) -> {
             exchange.getResponse().getHeaders().set("WWW-Authenticate", "Bearer");
             return problems.write(
                     exchange,
@@ -46,6 +46,7 @@ class SecurityConfiguration {
                             "Authentication required",
                             "send a valid API token as 'Authorization: Bearer <token>'"));
         };
+        var entryPoint = new BrowserSignInRedirect(unauthorized);
         var bearer = new AuthenticationWebFilter(authenticationManager(tokens));
         bearer.setServerAuthenticationConverter(new BearerTokenConverter());
         bearer.setAuthenticationFailureHandler(new ServerAuthenticationEntryPointFailureHandler(entryPoint));

@@ -26,6 +26,7 @@ public abstract class SimEngine implements AutoCloseable {
     private final List<Thread> loops = new ArrayList<>();
     private final AtomicLong epoch = new AtomicLong();
     private volatile @Nullable String id;
+    private volatile @Nullable String stableName;
     private volatile boolean running = true;
     private volatile @Nullable RuntimeException loopFailure;
 
@@ -37,6 +38,17 @@ public abstract class SimEngine implements AutoCloseable {
         this.gpuOrdinals = gpuOrdinals.clone();
     }
 
+    /**
+     * Registers under a stable name (as a pod name would be), so lists show it instead of the
+     * incarnation id; call before starting. A name is held until the incarnation exits cleanly.
+     */
+    public void useStableName(String name) {
+        if (id != null) {
+            throw new IllegalStateException("already registered");
+        }
+        stableName = name;
+    }
+
     /** Registers, heartbeats once (READY) and starts the heartbeat and command loops. */
     protected void register() {
         List<Map<String, Object>> ranks = new ArrayList<>();
@@ -44,6 +56,10 @@ public abstract class SimEngine implements AutoCloseable {
             ranks.add(Map.of("rank", r, "gpuOrdinal", gpuOrdinals[r], "gpuUuid", "GPU-sim-" + hostId + "-" + r));
         }
         Map<String, Object> body = new LinkedHashMap<>();
+        String name = stableName;
+        if (name != null) {
+            body.put("stableName", name);
+        }
         body.put("role", role);
         body.put("domainId", domainId);
         body.put("hostId", hostId);

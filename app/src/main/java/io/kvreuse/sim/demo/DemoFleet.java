@@ -12,7 +12,7 @@ import java.util.Map;
 
 /**
  * The simulated engines on the demo's one host: decode donors and a prefill target, each with its
- * own ENGINE token. It keeps what every donor retains per conversation, so a donor stores only the
+ * own ENGINE token and registered under its demo name, so the dashboard lists them by name. It keeps what every donor retains per conversation, so a donor stores only the
  * blocks it does not hold yet, and resets its bank when the bank is full.
  */
 final class DemoFleet {
@@ -58,8 +58,9 @@ final class DemoFleet {
     Donor addDonor(String name, int firstGpu, int capacity) {
         SimHttp http = operator.client("ENGINE", name);
         SimDecodeEngine engine = new SimDecodeEngine(
-                        http, domainId, hostId, new int[] {firstGpu, firstGpu + 1}, capacity, bytesPerBlock)
-                .start();
+                http, domainId, hostId, new int[] {firstGpu, firstGpu + 1}, capacity, bytesPerBlock);
+        engine.useStableName(name);
+        engine.start();
         Donor donor = new Donor(name, engine, http, capacity);
         donors.add(donor);
         clients.put(engine, http);
@@ -71,8 +72,9 @@ final class DemoFleet {
     SimPrefillEngine addPrefill(String name, int firstGpu, int capacity) {
         SimHttp http = operator.client("ENGINE", name);
         prefill = new SimPrefillEngine(
-                        http, domainId, hostId, new int[] {firstGpu, firstGpu + 1}, capacity, bytesPerBlock)
-                .start();
+                http, domainId, hostId, new int[] {firstGpu, firstGpu + 1}, capacity, bytesPerBlock);
+        prefill.useStableName(name);
+        prefill.start();
         clients.put(prefill, http);
         names.put(prefill.id(), name);
         return prefill;
