@@ -112,8 +112,9 @@ class SelectionService {
         int local = Math.min(request.localPrefixBlocks(), chain.length);
         Duration deadline =
                 request.deadlineMs() == null ? properties.defaultDeadline() : Duration.ofMillis(request.deadlineMs());
-        DonorSelector.Decision decision =
-                selector.select(request.requestId(), request.targetIncarnationId(), chain, local, request.mmLineage());
+        SelectionExplainer why = request.explained() ? new SelectionExplainer() : null;
+        DonorSelector.Decision decision = selector.select(
+                request.requestId(), request.targetIncarnationId(), chain, local, request.mmLineage(), why);
         Mono<SelectionApi.Response> answer;
         if (decision.plan() == null) {
             answer = Mono.just(SelectionApi.Response.noHint(decision.reason()));
@@ -126,7 +127,8 @@ class SelectionService {
         return answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)))
                 .onErrorResume(
                         TimeoutException.class, e -> Mono.just(SelectionApi.Response.noHint(NoHintReason.DEADLINE)))
-                .doOnNext(r -> record(r, start));
+                .doOnNext(r -> record(r, start))
+                .map(r -> why == null ? r : r.explained(why.explain(r)));
     }
 
     /**
