@@ -1,6 +1,7 @@
 package io.kvreuse.cleanup;
 
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.media.Schema;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
@@ -28,11 +29,18 @@ class CleanupController {
         this.plans = plans;
     }
 
-    record PlanRequest(@NotNull UUID incarnationId) {}
+    @Schema(name = "CleanupPlanRequest", description = "The incarnation to plan a cleanup for")
+    record PlanRequest(
+            @Schema(description = "The engine incarnation") @NotNull
+            UUID incarnationId) {}
 
+    @Schema(name = "CleanupExecuteRequest", description = "Executes a plan once")
     record ExecuteRequest(
-            @NotBlank @Size(max = 2000) String reason,
-            @NotNull Boolean quiescenceAttested) {}
+            @Schema(description = "Why, for the audit trail (required)") @NotBlank @Size(max = 2000)
+            String reason,
+
+            @Schema(description = "An operator attests no transfer can still touch the memory") @NotNull
+            Boolean quiescenceAttested) {}
 
     @GetMapping("/candidates")
     Mono<List<CleanupRecords.Candidate>> candidates() {

@@ -3,6 +3,7 @@ package io.kvreuse.incarnation;
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import java.net.URI;
@@ -187,12 +188,17 @@ class IncarnationController {
     }
 
     /** Optional body of a heartbeat: the epoch the engine believes current (checked like the header). */
+    @Schema(description = "Optional body of a heartbeat")
     record HeartbeatRequest(
-            @Nullable @jakarta.validation.constraints.Min(1) Long fencingEpoch) {}
+            @Schema(description = "The epoch the engine believes current (like X-Fencing-Epoch)")
+            @Nullable
+            @jakarta.validation.constraints.Min(1)
+            Long fencingEpoch) {}
 
     /** Optional body of drain and exit: why, for the audit trail. */
+    @Schema(description = "Optional body of drain and exit")
     record ReportRequest(
-            @Nullable @jakarta.validation.constraints.Size(max = 1000)
+            @Schema(description = "Why, for the audit trail") @Nullable @jakarta.validation.constraints.Size(max = 1000)
             String reason) {
 
         static @Nullable String reasonOf(@Nullable ReportRequest body) {

@@ -4,6 +4,7 @@ import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemKind;
 import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotBlank;
@@ -107,16 +108,23 @@ class TokenController {
                                 "no active token " + tokenId)));
     }
 
+    @Schema(description = "Mints an API token")
     record MintRequest(
-            @NotNull Role role,
-            @NotBlank @Size(max = 200) String subject,
+            @Schema(description = "ROUTER, ENGINE, AGENT or OPERATOR") @NotNull
+            Role role,
 
+            @Schema(description = "Who the token is for (its actor name in the audit)") @NotBlank @Size(max = 200)
+            String subject,
+
+            @Schema(
+                    description =
+                            "Binds an AGENT token (required) or scopes an ENGINE token to one host; not for ROUTER or OPERATOR")
             @org.jspecify.annotations.Nullable
             @Size(min = 1, max = 253)
             @jakarta.validation.constraints.Pattern(regexp = "\\S(.*\\S)?", message = "must not be blank or padded")
             String hostId,
 
-            @org.jspecify.annotations.Nullable @Size(max = 1000)
+            @Schema(description = "What it is for") @org.jspecify.annotations.Nullable @Size(max = 1000)
             String description) {
 
         String descriptionOrEmpty() {

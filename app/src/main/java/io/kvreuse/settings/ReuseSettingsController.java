@@ -1,6 +1,9 @@
 package io.kvreuse.settings;
 
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -24,14 +27,27 @@ class ReuseSettingsController {
     }
 
     @GetMapping
+    @ApiResponse(
+            responseCode = "200",
+            description = "the current reuse settings",
+            content = @Content(schema = @Schema(implementation = SettingsSchema.class)))
     Mono<Map<String, Object>> get() {
         return settings.read().map(SettingsDocument::render);
     }
 
     /** The optional {@code X-Change-Reason} header is written to the audit trail. */
     @PutMapping
+    @ApiResponse(
+            responseCode = "200",
+            description = "the settings as stored, with the new version",
+            content = @Content(schema = @Schema(implementation = SettingsSchema.class)))
     Mono<Map<String, Object>> put(
-            @RequestBody(required = false) @Nullable JsonNode body,
+            @io.swagger.v3.oas.annotations.parameters.RequestBody(
+                            description = "the whole settings document, as GET returns it",
+                            content = @Content(schema = @Schema(implementation = SettingsSchema.class)))
+                    @RequestBody(required = false)
+                    @Nullable
+                    JsonNode body,
             @RequestHeader(name = "X-Change-Reason", required = false) @Nullable String reason) {
         SettingsDocument.Parsed parsed = SettingsDocument.parse(body);
         return CurrentPrincipal.get()

@@ -58,6 +58,8 @@ class OpenApiConfiguration {
             if (api.getPaths() == null) {
                 return;
             }
+            // the dashboard's own JSON is session-authenticated and not part of the bearer API
+            api.getPaths().keySet().removeIf(path -> path.startsWith("/admin"));
             api.getPaths()
                     .forEach((path, item) ->
                             item.readOperationsMap().forEach((method, op) -> addProblems(path, method, op)));
@@ -105,9 +107,9 @@ class OpenApiConfiguration {
         schema.properties(Map.of(
                 "type", new StringSchema().format("uri").description("stable URI per problem kind"),
                 "title", new StringSchema().description("fixed phrase per problem kind"),
-                "status", new IntegerSchema(),
+                "status", new IntegerSchema().description("the HTTP status"),
                 "detail", new StringSchema().description("this occurrence"),
-                "instance", new StringSchema()));
+                "instance", new StringSchema().description("the request path")));
         schema.additionalProperties(true);
         return schema;
     }
