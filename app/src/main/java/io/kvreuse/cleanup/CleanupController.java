@@ -1,7 +1,9 @@
 package io.kvreuse.cleanup;
 
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
@@ -42,11 +44,14 @@ class CleanupController {
             @Schema(description = "An operator attests no transfer can still touch the memory") @NotNull
             Boolean quiescenceAttested) {}
 
+    @Operation(operationId = "listCleanupCandidates", summary = "List incarnations an operator may clean up (OPERATOR)")
     @GetMapping("/candidates")
     Mono<List<CleanupRecords.Candidate>> candidates() {
         return plans.candidates();
     }
 
+    @ApiResponse(responseCode = "201", description = "the dry-run plan")
+    @Operation(operationId = "planCleanup", summary = "Make a dry-run cleanup plan for an incarnation (OPERATOR)")
     @PostMapping("/plans")
     Mono<ResponseEntity<CleanupRecords.Plan>> plan(@Valid @RequestBody PlanRequest body) {
         return CurrentPrincipal.get()
@@ -55,11 +60,13 @@ class CleanupController {
                         .body(plan));
     }
 
+    @Operation(operationId = "getCleanupPlan", summary = "Read a cleanup plan (OPERATOR)")
     @GetMapping("/plans/{planId}")
     Mono<CleanupRecords.Plan> get(@PathVariable UUID planId) {
         return plans.find(planId);
     }
 
+    @Operation(operationId = "executeCleanup", summary = "Execute a cleanup plan, once (OPERATOR)")
     @PostMapping("/plans/{planId}/execute")
     Mono<CleanupRecords.Outcome> execute(@PathVariable UUID planId, @Valid @RequestBody ExecuteRequest body) {
         return CurrentPrincipal.get().flatMap(p -> plans.execute(planId, body.reason(), body.quiescenceAttested(), p));

@@ -2,6 +2,7 @@ package io.kvreuse.incarnation;
 
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
@@ -60,6 +61,7 @@ class IncarnationController {
             responseCode = "422",
             description = "unknown-domain, domain-revoked, rank-layout-mismatch, idempotency-key-reused",
             content = @Content(mediaType = PROBLEM))
+    @Operation(operationId = "registerIncarnation", summary = "Register an engine incarnation (ENGINE)")
     @PostMapping
     Mono<ResponseEntity<StateReport>> register(
             @Valid @RequestBody RegisterRequest request,
@@ -87,6 +89,9 @@ class IncarnationController {
             description = "illegal-transition, stale-epoch (an epoch other than the current one, older or"
                     + " ahead), incarnation-lost, concurrent-change",
             content = @Content(mediaType = PROBLEM))
+    @Operation(
+            operationId = "heartbeatIncarnation",
+            summary = "Heartbeat; the first one makes a registered incarnation READY (ENGINE)")
     @PostMapping("/{id}/heartbeat")
     Mono<StateReport> heartbeat(
             @PathVariable UUID id,
@@ -109,6 +114,7 @@ class IncarnationController {
             responseCode = "409",
             description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
             content = @Content(mediaType = PROBLEM))
+    @Operation(operationId = "drainIncarnation", summary = "Drain: stop donating, finish what is in flight (ENGINE)")
     @PostMapping("/{id}/drain")
     Mono<StateReport> drain(
             @PathVariable UUID id,
@@ -132,6 +138,7 @@ class IncarnationController {
             responseCode = "409",
             description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
             content = @Content(mediaType = PROBLEM))
+    @Operation(operationId = "exitIncarnation", summary = "Exit cleanly (ENGINE)")
     @PostMapping("/{id}/exit")
     Mono<StateReport> exit(
             @PathVariable UUID id,
@@ -144,6 +151,9 @@ class IncarnationController {
 
     @ApiResponse(responseCode = "200", description = "the incarnations visible to this token")
     @ApiResponse(responseCode = "400", description = "invalid-parameter", content = @Content(mediaType = PROBLEM))
+    @Operation(
+            operationId = "listIncarnations",
+            summary = "List incarnations visible to the token (ENGINE, AGENT, OPERATOR)")
     @GetMapping
     Flux<IncarnationView> list(
             @RequestParam(required = false) @Nullable IncarnationState state,
@@ -164,6 +174,7 @@ class IncarnationController {
             responseCode = "404",
             description = "incarnation-not-found (also for another engine's incarnation)",
             content = @Content(mediaType = PROBLEM))
+    @Operation(operationId = "getIncarnation", summary = "Read an incarnation (ENGINE owner, AGENT, OPERATOR)")
     @GetMapping("/{id}")
     Mono<IncarnationView> get(@PathVariable UUID id) {
         return CurrentPrincipal.get().flatMap(p -> incarnations.requireOwned(id, p));

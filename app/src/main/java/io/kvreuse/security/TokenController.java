@@ -3,6 +3,7 @@ package io.kvreuse.security;
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemKind;
+import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
@@ -48,6 +49,7 @@ class TokenController {
             description = "invalid-request, malformed-request; host-required: an AGENT token without hostId;"
                     + " host-not-allowed: a hostId on a ROUTER or OPERATOR token",
             content = @Content(mediaType = "application/problem+json"))
+    @Operation(operationId = "mintToken", summary = "Mint an API token; the secret is shown once (OPERATOR)")
     @PostMapping
     @ResponseStatus(HttpStatus.CREATED)
     Mono<ApiTokens.MintedToken> mint(@Valid @RequestBody MintRequest request) {
@@ -71,6 +73,7 @@ class TokenController {
             responseCode = "400",
             description = "invalid-parameter: limit outside 1..1000 or a cursor no page returned",
             content = @Content(mediaType = "application/problem+json"))
+    @Operation(operationId = "listTokens", summary = "List API tokens, oldest first, paged (OPERATOR)")
     @GetMapping
     Mono<ResponseEntity<List<ApiTokens.TokenInfo>>> list(
             @RequestParam(defaultValue = "" + DEFAULT_LIMIT) int limit,
@@ -94,6 +97,7 @@ class TokenController {
         });
     }
 
+    @Operation(operationId = "revokeToken", summary = "Revoke an API token (OPERATOR)")
     @DeleteMapping("/{tokenId}")
     @ResponseStatus(HttpStatus.NO_CONTENT)
     Mono<Void> revoke(@PathVariable UUID tokenId) {

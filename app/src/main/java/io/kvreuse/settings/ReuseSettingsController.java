@@ -1,6 +1,7 @@
 package io.kvreuse.settings;
 
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
@@ -26,6 +27,7 @@ class ReuseSettingsController {
         this.settings = settings;
     }
 
+    @Operation(operationId = "getReuseSettings", summary = "Read the reuse settings (any role)")
     @GetMapping
     @ApiResponse(
             responseCode = "200",
@@ -36,6 +38,7 @@ class ReuseSettingsController {
     }
 
     /** The optional {@code X-Change-Reason} header is written to the audit trail. */
+    @Operation(operationId = "putReuseSettings", summary = "Replace the reuse settings, audited (OPERATOR)")
     @PutMapping
     @ApiResponse(
             responseCode = "200",
