@@ -100,7 +100,8 @@ class DonorSelector {
         }
         FleetDirectory.Incarnation target = fleet.incarnation(targetId);
         if (target == null || !target.isReady() || !"PREFILL".equals(target.role())) {
-            return stop(why, NoHintReason.NOT_PREFILL, why == null ? "" : notPrefill(targetId, target));
+            return stop(
+                    why, NoHintReason.NOT_PREFILL, why == null ? "" : SelectionExplainer.notPrefill(targetId, target));
         }
         FleetDirectory.Domain domain = fleet.domain(target.domainId());
         if (domain == null || !domain.certified()) {
@@ -147,16 +148,6 @@ class DonorSelector {
             why.stopped(detail);
         }
         return Decision.no(reason);
-    }
-
-    private static String notPrefill(UUID targetId, FleetDirectory.@Nullable Incarnation target) {
-        if (target == null) {
-            return "no live incarnation " + targetId + " is registered";
-        }
-        if (!"PREFILL".equals(target.role())) {
-            return "the target is a " + target.role() + " incarnation, not PREFILL";
-        }
-        return "the target is " + target.state() + ", not READY";
     }
 
     private record Scored(
@@ -211,7 +202,10 @@ class DonorSelector {
                     || !donor.domainId().equals(domain.id())) {
                 if (why != null) {
                     why.dropped(
-                            c, inventory.owner(c.bankId()), NoHintReason.DONOR_UNAVAILABLE, unavailable(donor, target));
+                            c,
+                            inventory.owner(c.bankId()),
+                            NoHintReason.DONOR_UNAVAILABLE,
+                            SelectionExplainer.unavailable(donor, target));
                 }
                 continue;
             }
@@ -229,7 +223,11 @@ class DonorSelector {
             furthest = furthest.atLeast(Stage.REACHABILITY);
             if (!reachable(domain, donor, target, s)) {
                 if (why != null) {
-                    why.dropped(c, donor.id(), NoHintReason.UNREACHABLE, unreachable(domain, donor, target, s));
+                    why.dropped(
+                            c,
+                            donor.id(),
+                            NoHintReason.UNREACHABLE,
+                            SelectionExplainer.unreachable(domain, donor, target, s));
                 }
                 continue;
             }
@@ -338,38 +336,6 @@ class DonorSelector {
                             + SelectionExplainer.ms(other.gain()) + " for " + other.delta()
                             + " blocks; the chosen donor ranks first (gain, then blocks, then fewer leases in flight)");
         }
-    }
-
-    private static String unavailable(FleetDirectory.@Nullable Incarnation donor, FleetDirectory.Incarnation target) {
-        if (donor == null) {
-            return "the bank's owner is no longer a live incarnation";
-        }
-        if (donor.id().equals(target.id())) {
-            return "the donor is the target itself";
-        }
-        if (!"DECODE".equals(donor.role())) {
-            return "the donor is a " + donor.role() + " incarnation, not DECODE";
-        }
-        if (!donor.isReady()) {
-            return "the donor is " + donor.state() + ", not READY (fencing epoch " + donor.fencingEpoch() + ")";
-        }
-        return "the donor is in layout domain " + donor.domainId() + ", not the target's " + target.domainId();
-    }
-
-    private static String unreachable(
-            FleetDirectory.Domain domain,
-            FleetDirectory.Incarnation donor,
-            FleetDirectory.Incarnation target,
-            ReuseSettings s) {
-        if (domain.transportClass().equals("GPU_CUDA_IPC")) {
-            return "GPU_CUDA_IPC needs one host: the donor is on " + donor.hostId() + ", the target on "
-                    + target.hostId();
-        }
-        if (!s.allowMnnvl()) {
-            return "GPU_MNNVL donors are not allowed (allowMnnvl=false in the reuse settings)";
-        }
-        return "GPU_MNNVL needs one fabric domain: the donor is in " + donor.fabricDomain() + ", the target in "
-                + target.fabricDomain();
     }
 
     private Decision plan(

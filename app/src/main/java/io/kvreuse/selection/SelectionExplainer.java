@@ -1,6 +1,7 @@
 package io.kvreuse.selection;
 
 import io.kvreuse.index.Candidate;
+import io.kvreuse.settings.ReuseSettings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -90,6 +91,48 @@ final class SelectionExplainer {
             case STORE_UNAVAILABLE -> "the lease could not be written: the store is unavailable";
             default -> "the lease was not written";
         };
+    }
+
+    static String notPrefill(UUID targetId, FleetDirectory.@Nullable Incarnation target) {
+        if (target == null) {
+            return "no live incarnation " + targetId + " is registered";
+        }
+        if (!"PREFILL".equals(target.role())) {
+            return "the target is a " + target.role() + " incarnation, not PREFILL";
+        }
+        return "the target is " + target.state() + ", not READY";
+    }
+
+    static String unavailable(FleetDirectory.@Nullable Incarnation donor, FleetDirectory.Incarnation target) {
+        if (donor == null) {
+            return "the bank's owner is no longer a live incarnation";
+        }
+        if (donor.id().equals(target.id())) {
+            return "the donor is the target itself";
+        }
+        if (!"DECODE".equals(donor.role())) {
+            return "the donor is a " + donor.role() + " incarnation, not DECODE";
+        }
+        if (!donor.isReady()) {
+            return "the donor is " + donor.state() + ", not READY (fencing epoch " + donor.fencingEpoch() + ")";
+        }
+        return "the donor is in layout domain " + donor.domainId() + ", not the target's " + target.domainId();
+    }
+
+    static String unreachable(
+            FleetDirectory.Domain domain,
+            FleetDirectory.Incarnation donor,
+            FleetDirectory.Incarnation target,
+            ReuseSettings s) {
+        if (domain.transportClass().equals("GPU_CUDA_IPC")) {
+            return "GPU_CUDA_IPC needs one host: the donor is on " + donor.hostId() + ", the target on "
+                    + target.hostId();
+        }
+        if (!s.allowMnnvl()) {
+            return "GPU_MNNVL donors are not allowed (allowMnnvl=false in the reuse settings)";
+        }
+        return "GPU_MNNVL needs one fabric domain: the donor is in " + donor.fabricDomain() + ", the target in "
+                + target.fabricDomain();
     }
 
     static String ms(double value) {
