@@ -2,6 +2,8 @@ package io.kvreuse.bank;
 
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import java.net.URI;
@@ -55,6 +57,10 @@ class BankController {
         return CurrentPrincipal.get().flatMap(p -> banks.reset(bankId, p));
     }
 
+    @ApiResponse(
+            responseCode = "200",
+            description = "the batch is applied",
+            content = @Content(schema = @Schema(implementation = InventoryAckSchema.class)))
     @Operation(
             operationId = "sendInventoryEvents",
             summary = "Send an ordered batch of one rank's inventory events (ENGINE)")
