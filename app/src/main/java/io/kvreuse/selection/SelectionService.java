@@ -124,11 +124,12 @@ class SelectionService {
             answer = propose(decision.plan());
         }
         long budgetNanos = deadline.toNanos() - (System.nanoTime() - start);
-        return answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)))
+        Mono<SelectionApi.Response> timed = answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)))
                 .onErrorResume(
                         TimeoutException.class, e -> Mono.just(SelectionApi.Response.noHint(NoHintReason.DEADLINE)))
-                .doOnNext(r -> record(r, start))
-                .map(r -> why == null ? r : r.explained(why.explain(r)));
+                .doOnNext(r -> record(r, start));
+        // only an explained selection pays for its explanation
+        return why == null ? timed : timed.map(r -> r.explained(why.explain(r)));
     }
 
     /**

@@ -135,6 +135,20 @@ class OpenApiDocumentationIntegrationTests {
     }
 
     @Test
+    void theStrictValidationRefusesUndeclaredFieldsWrongTypesAndMissingRequiredOnes() throws Exception {
+        JsonNode schema = ServedOpenApi.JSON.readTree("{\"$ref\":\"#/components/schemas/LeaseReportResult\"}");
+        String lease = "\"leaseId\":\"" + java.util.UUID.randomUUID() + "\"";
+        assertThat(doc.validate(schema, "{" + lease + ",\"state\":\"COMMITTED\"}"))
+                .isEmpty();
+        assertThat(doc.validate(schema, "{" + lease + ",\"state\":\"COMMITTED\",\"extra\":1}"))
+                .isNotEmpty();
+        assertThat(doc.validate(schema, "{" + lease + ",\"state\":7}")).isNotEmpty();
+        assertThat(doc.validate(schema, "{" + lease + "}")).isNotEmpty();
+        assertThat(doc.validate(schema, "{\"leaseId\":\"not-a-uuid\",\"state\":\"COMMITTED\"}"))
+                .isNotEmpty();
+    }
+
+    @Test
     void theHintIsAnObjectAndTheDashboardsOwnJsonIsNotPartOfTheApi() {
         JsonNode hint = doc.root.at("/components/schemas/DonorSelectionResponse/properties/hint");
         assertThat(hint.path("$ref").asText()).isEqualTo("#/components/schemas/HintEnvelope");
