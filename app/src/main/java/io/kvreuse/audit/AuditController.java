@@ -1,6 +1,7 @@
 package io.kvreuse.audit;
 
 import io.kvreuse.error.InvalidRequestException;
+import io.swagger.v3.oas.annotations.Operation;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import org.jspecify.annotations.Nullable;
@@ -23,6 +24,7 @@ class AuditController {
         this.trail = trail;
     }
 
+    @Operation(operationId = "findAudit", summary = "Read the audit trail, newest first (OPERATOR)")
     @GetMapping
     Flux<AuditTrail.AuditRecord> find(
             @RequestParam(required = false) @Nullable String subject,

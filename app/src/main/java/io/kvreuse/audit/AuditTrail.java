@@ -3,6 +3,7 @@ package io.kvreuse.audit;
 import static io.kvreuse.store.Sql.orNull;
 
 import io.r2dbc.postgresql.codec.Json;
+import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -88,16 +89,34 @@ public class AuditTrail {
     }
 
     /** An audit row as read back. */
+    @Schema(description = "One entry of the append-only audit trail")
     public record AuditRecord(
-            long eventId,
-            Instant at,
+            @Schema(description = "Position in the trail") long eventId,
+            @Schema(description = "When") Instant at,
+
+            @Schema(description = "Who acted (token subject, or system)")
             String actor,
+
+            @Schema(description = "What kind of thing changed (incarnation, lease, bank, domain, token, settings, …)")
             String subjectType,
-            String subjectId,
+
+            @Schema(description = "Which one") String subjectId,
+
+            @Schema(description = "What happened (TRANSITION, CERTIFY, MINT, …)")
             String action,
-            @Nullable String fromState,
-            @Nullable String toState,
-            @Nullable Long epoch,
-            @Nullable String reason,
+
+            @Schema(description = "State before, for a transition") @Nullable
+            String fromState,
+
+            @Schema(description = "State after, for a transition") @Nullable
+            String toState,
+
+            @Schema(description = "Epoch after the change, where there is one") @Nullable
+            Long epoch,
+
+            @Schema(description = "Why, in words (recorded in the audit trail)") @Nullable
+            String reason,
+
+            @Schema(description = "Further fields of the entry")
             Map<String, Object> detail) {}
 }

@@ -1,6 +1,10 @@
 package io.kvreuse.bank;
 
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import java.net.URI;
 import java.util.Map;
@@ -28,6 +32,9 @@ class BankController {
     }
 
     /** 201 for a new bank; 200 with the same bank when the identical create is repeated. */
+    @ApiResponse(responseCode = "201", description = "the new bank")
+    @ApiResponse(responseCode = "200", description = "the same bank, when the identical create is repeated")
+    @Operation(operationId = "createBank", summary = "Create the retained bank of a decode incarnation (ENGINE)")
     @PostMapping("/api/v1/incarnations/{incarnationId}/banks")
     Mono<ResponseEntity<BankView>> create(
             @PathVariable UUID incarnationId, @Valid @RequestBody InventoryRequests.CreateBank request) {
@@ -38,16 +45,25 @@ class BankController {
                         .body(c.bank()));
     }
 
+    @Operation(operationId = "bankPartReady", summary = "Report one rank's bank part ready (ENGINE)")
     @PostMapping("/api/v1/banks/{bankId}/parts/{rank}/ready")
     Mono<BankView> ready(@PathVariable UUID bankId, @PathVariable int rank) {
         return CurrentPrincipal.get().flatMap(p -> banks.ready(bankId, rank, p));
     }
 
+    @Operation(operationId = "resetBank", summary = "Reset a bank: epoch + 1, empty (ENGINE)")
     @PostMapping("/api/v1/banks/{bankId}/reset")
     Mono<BankView> reset(@PathVariable UUID bankId) {
         return CurrentPrincipal.get().flatMap(p -> banks.reset(bankId, p));
     }
 
+    @ApiResponse(
+            responseCode = "200",
+            description = "the batch is applied",
+            content = @Content(schema = @Schema(implementation = InventoryAckSchema.class)))
+    @Operation(
+            operationId = "sendInventoryEvents",
+            summary = "Send an ordered batch of one rank's inventory events (ENGINE)")
     @PostMapping("/api/v1/banks/{bankId}/events")
     Mono<Map<String, Long>> events(@PathVariable UUID bankId, @Valid @RequestBody InventoryRequests.Events batch) {
         return CurrentPrincipal.get()
@@ -55,6 +71,7 @@ class BankController {
                 .map(applied -> Map.of("appliedThroughEventId", applied));
     }
 
+    @Operation(operationId = "sendInventorySnapshot", summary = "Replace one rank's inventory with a snapshot (ENGINE)")
     @PutMapping("/api/v1/banks/{bankId}/parts/{rank}/snapshot")
     Mono<BankView> snapshot(
             @PathVariable UUID bankId,
@@ -63,6 +80,7 @@ class BankController {
         return CurrentPrincipal.get().flatMap(p -> ingestion.snapshot(bankId, rank, snapshot, p));
     }
 
+    @Operation(operationId = "getBank", summary = "Read a bank (ENGINE owner, OPERATOR)")
     @GetMapping("/api/v1/banks/{bankId}")
     Mono<BankView> get(@PathVariable UUID bankId) {
         return CurrentPrincipal.get().flatMap(p -> banks.get(bankId, p));

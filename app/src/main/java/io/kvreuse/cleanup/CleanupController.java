@@ -1,6 +1,9 @@
 package io.kvreuse.cleanup;
 
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
@@ -28,17 +31,27 @@ class CleanupController {
         this.plans = plans;
     }
 
-    record PlanRequest(@NotNull UUID incarnationId) {}
+    @Schema(name = "CleanupPlanRequest", description = "The incarnation to plan a cleanup for")
+    record PlanRequest(
+            @Schema(description = "The engine incarnation") @NotNull
+            UUID incarnationId) {}
 
+    @Schema(name = "CleanupExecuteRequest", description = "Executes a plan once")
     record ExecuteRequest(
-            @NotBlank @Size(max = 2000) String reason,
-            @NotNull Boolean quiescenceAttested) {}
+            @Schema(description = "Why, for the audit trail (required)") @NotBlank @Size(max = 2000)
+            String reason,
 
+            @Schema(description = "An operator attests no transfer can still touch the memory") @NotNull
+            Boolean quiescenceAttested) {}
+
+    @Operation(operationId = "listCleanupCandidates", summary = "List incarnations an operator may clean up (OPERATOR)")
     @GetMapping("/candidates")
     Mono<List<CleanupRecords.Candidate>> candidates() {
         return plans.candidates();
     }
 
+    @ApiResponse(responseCode = "201", description = "the dry-run plan")
+    @Operation(operationId = "planCleanup", summary = "Make a dry-run cleanup plan for an incarnation (OPERATOR)")
     @PostMapping("/plans")
     Mono<ResponseEntity<CleanupRecords.Plan>> plan(@Valid @RequestBody PlanRequest body) {
         return CurrentPrincipal.get()
@@ -47,11 +60,13 @@ class CleanupController {
                         .body(plan));
     }
 
+    @Operation(operationId = "getCleanupPlan", summary = "Read a cleanup plan (OPERATOR)")
     @GetMapping("/plans/{planId}")
     Mono<CleanupRecords.Plan> get(@PathVariable UUID planId) {
         return plans.find(planId);
     }
 
+    @Operation(operationId = "executeCleanup", summary = "Execute a cleanup plan, once (OPERATOR)")
     @PostMapping("/plans/{planId}/execute")
     Mono<CleanupRecords.Outcome> execute(@PathVariable UUID planId, @Valid @RequestBody ExecuteRequest body) {
         return CurrentPrincipal.get().flatMap(p -> plans.execute(planId, body.reason(), body.quiescenceAttested(), p));

@@ -1,6 +1,7 @@
 package io.kvreuse.domain;
 
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
@@ -43,6 +44,9 @@ class DomainController {
             description =
                     "parallelism-not-supported, cpu-transport-requires-tp1, mixed-transport-not-supported, transform-not-supported, head-partition-not-supported, tp-must-divide-kv-heads, domain-revoked",
             content = @Content(mediaType = PROBLEM))
+    @Operation(
+            operationId = "certifyDomain",
+            summary = "Certify a layout contract; the same contract returns the same domain (OPERATOR)")
     @PostMapping
     Mono<ResponseEntity<DomainResponse>> certify(@Valid @RequestBody CertifyRequest request) {
         return Mono.fromCallable(request::toContract)
@@ -56,6 +60,7 @@ class DomainController {
 
     @ApiResponse(responseCode = "200", description = "domains matching the filters")
     @ApiResponse(responseCode = "400", description = "invalid-parameter", content = @Content(mediaType = PROBLEM))
+    @Operation(operationId = "listDomains", summary = "List layout domains (any role)")
     @GetMapping
     Flux<DomainResponse> list(
             @RequestParam(required = false) @Nullable DomainStatus status,
@@ -66,6 +71,7 @@ class DomainController {
 
     @ApiResponse(responseCode = "200", description = "the domain, certified or revoked")
     @ApiResponse(responseCode = "404", description = "domain-not-found", content = @Content(mediaType = PROBLEM))
+    @Operation(operationId = "getDomain", summary = "Read a layout domain (any role)")
     @GetMapping("/{domainId}")
     Mono<DomainResponse> get(@PathVariable String domainId) {
         return domains.find(domainId).map(DomainResponse::of);
@@ -78,6 +84,7 @@ class DomainController {
             description = "invalid-request, malformed-request: a reason is required",
             content = @Content(mediaType = PROBLEM))
     @ApiResponse(responseCode = "404", description = "domain-not-found", content = @Content(mediaType = PROBLEM))
+    @Operation(operationId = "revokeDomain", summary = "Revoke a layout domain (OPERATOR)")
     @PostMapping("/{domainId}/revoke")
     Mono<DomainResponse> revoke(@PathVariable String domainId, @Valid @RequestBody RevokeRequest request) {
         return CurrentPrincipal.get()

@@ -2,6 +2,7 @@ package io.kvreuse.error;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.swagger.v3.oas.annotations.media.Schema;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -12,9 +13,20 @@ import org.jspecify.annotations.Nullable;
  * extension fields). An item's problem changes nothing, and does not stop the other items.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
+@Schema(
+        description =
+                "One item's answer in a batch: its result, or the problem the same report sent alone would have got")
 public record ItemResult<T>(
-        @Nullable T result,
-        @Nullable Map<String, Object> problem,
+        @Schema(description = "The item's answer, when it succeeded") @Nullable
+        T result,
+
+        @Schema(
+                description =
+                        "The RFC 9457 problem of a failed item (type, title, status, detail and extension fields); it changed nothing",
+                ref = "#/components/schemas/Problem")
+        @Nullable
+        Map<String, Object> problem,
+
         @JsonIgnore @Nullable KvReuseException error) {
 
     public static <T> ItemResult<T> ok(T result) {

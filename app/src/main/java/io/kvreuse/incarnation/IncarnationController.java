@@ -2,7 +2,9 @@ package io.kvreuse.incarnation;
 
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import java.net.URI;
@@ -64,6 +66,7 @@ class IncarnationController {
             description = "unknown-domain, domain-revoked, rank-layout-mismatch, idempotency-key-reused; with a"
                     + " bank, the bank endpoint's problems (not-a-decode-incarnation, bytes-per-block-mismatch)",
             content = @Content(mediaType = PROBLEM))
+    @Operation(operationId = "registerIncarnation", summary = "Register an engine incarnation (ENGINE)")
     @PostMapping
     Mono<ResponseEntity<RegistrationReport>> register(
             @Valid @RequestBody RegisterRequest request,
@@ -91,6 +94,9 @@ class IncarnationController {
             description = "illegal-transition, stale-epoch (an epoch other than the current one, older or"
                     + " ahead), incarnation-lost, concurrent-change",
             content = @Content(mediaType = PROBLEM))
+    @Operation(
+            operationId = "heartbeatIncarnation",
+            summary = "Heartbeat; the first one makes a registered incarnation READY (ENGINE)")
     @PostMapping("/{id}/heartbeat")
     Mono<StateReport> heartbeat(
             @PathVariable UUID id,
@@ -113,6 +119,7 @@ class IncarnationController {
             responseCode = "409",
             description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
             content = @Content(mediaType = PROBLEM))
+    @Operation(operationId = "drainIncarnation", summary = "Drain: stop donating, finish what is in flight (ENGINE)")
     @PostMapping("/{id}/drain")
     Mono<StateReport> drain(
             @PathVariable UUID id,
@@ -136,6 +143,7 @@ class IncarnationController {
             responseCode = "409",
             description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
             content = @Content(mediaType = PROBLEM))
+    @Operation(operationId = "exitIncarnation", summary = "Exit cleanly (ENGINE)")
     @PostMapping("/{id}/exit")
     Mono<StateReport> exit(
             @PathVariable UUID id,
@@ -148,6 +156,9 @@ class IncarnationController {
 
     @ApiResponse(responseCode = "200", description = "the incarnations visible to this token")
     @ApiResponse(responseCode = "400", description = "invalid-parameter", content = @Content(mediaType = PROBLEM))
+    @Operation(
+            operationId = "listIncarnations",
+            summary = "List incarnations visible to the token (ENGINE, AGENT, OPERATOR)")
     @GetMapping
     Flux<IncarnationView> list(
             @RequestParam(required = false) @Nullable IncarnationState state,
@@ -168,6 +179,7 @@ class IncarnationController {
             responseCode = "404",
             description = "incarnation-not-found (also for another engine's incarnation)",
             content = @Content(mediaType = PROBLEM))
+    @Operation(operationId = "getIncarnation", summary = "Read an incarnation (ENGINE owner, AGENT, OPERATOR)")
     @GetMapping("/{id}")
     Mono<IncarnationView> get(@PathVariable UUID id) {
         return CurrentPrincipal.get().flatMap(p -> incarnations.requireOwned(id, p));
@@ -192,12 +204,17 @@ class IncarnationController {
     }
 
     /** Optional body of a heartbeat: the epoch the engine believes current (checked like the header). */
+    @Schema(description = "Optional body of a heartbeat")
     record HeartbeatRequest(
-            @Nullable @jakarta.validation.constraints.Min(1) Long fencingEpoch) {}
+            @Schema(description = "The epoch the engine believes current (like X-Fencing-Epoch)")
+            @Nullable
+            @jakarta.validation.constraints.Min(1)
+            Long fencingEpoch) {}
 
     /** Optional body of drain and exit: why, for the audit trail. */
+    @Schema(description = "Optional body of drain and exit")
     record ReportRequest(
-            @Nullable @jakarta.validation.constraints.Size(max = 1000)
+            @Schema(description = "Why, for the audit trail") @Nullable @jakarta.validation.constraints.Size(max = 1000)
             String reason) {
 
         static @Nullable String reasonOf(@Nullable ReportRequest body) {

@@ -2,6 +2,7 @@ package io.kvreuse.lease;
 
 import io.kvreuse.error.BatchResults;
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.Valid;
 import java.util.UUID;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -28,6 +29,7 @@ class BatchController {
     }
 
     /** Acknowledges many commands; each item as {@code POST …/commands/{commandId}/ack} would. */
+    @Operation(operationId = "ackCommands", summary = "Acknowledge many commands at once (ENGINE)")
     @PostMapping("/api/v1/incarnations/{id}/commands/acks")
     Mono<BatchResults<EngineCommand.Ack>> acks(
             @PathVariable UUID id, @Valid @RequestBody LeaseRequests.AcksRequest body) {
@@ -43,6 +45,9 @@ class BatchController {
     }
 
     /** The target's destinations for many leases; each item as {@code POST /leases/{leaseId}/destination} would. */
+    @Operation(
+            operationId = "reportDestinations",
+            summary = "Report the destinations of many leases at once (ENGINE, target)")
     @PostMapping("/api/v1/incarnations/{id}/destinations")
     Mono<BatchResults<LeaseReportResult>> destinations(
             @PathVariable UUID id, @Valid @RequestBody LeaseRequests.DestinationsRequest body) {
@@ -52,6 +57,7 @@ class BatchController {
     }
 
     /** The target's commits of many leases; each item as {@code POST /leases/{leaseId}/commit} would. */
+    @Operation(operationId = "commitLeases", summary = "Commit many leases at once (ENGINE, target)")
     @PostMapping("/api/v1/incarnations/{id}/commits")
     Mono<BatchResults<LeaseReportResult>> commits(
             @PathVariable UUID id, @Valid @RequestBody LeaseRequests.CommitsRequest body) {

@@ -1,6 +1,7 @@
 package io.kvreuse.lease;
 
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.Valid;
 import java.util.List;
 import java.util.UUID;
@@ -26,11 +27,13 @@ class CommandController {
         this.commands = commands;
     }
 
+    @Operation(operationId = "pollCommands", summary = "Long-poll the engine's commands (ENGINE)")
     @GetMapping("/api/v1/incarnations/{id}/commands")
     Mono<List<EngineCommand>> poll(@PathVariable UUID id, @RequestParam(required = false) @Nullable Long waitMs) {
         return CurrentPrincipal.get().flatMap(p -> commands.poll(id, LongPoll.waitOf(waitMs), p));
     }
 
+    @Operation(operationId = "ackCommand", summary = "Acknowledge one command (ENGINE)")
     @PostMapping("/api/v1/incarnations/{id}/commands/{commandId}/ack")
     Mono<EngineCommand.Ack> ack(
             @PathVariable UUID id, @PathVariable UUID commandId, @Valid @RequestBody LeaseRequests.AckRequest body) {

@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.swagger.v3.oas.annotations.media.Schema;
 import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
@@ -10,18 +11,41 @@ import org.jspecify.annotations.Nullable;
  * your destination, commit or abort. {@code RELEASE} (target): free the destination allocation.
  * Redelivered until acknowledged; {@code deliveries} counts the hand-outs.
  */
+@Schema(
+        description =
+                "A command to an engine: PIN or UNPIN (donor, per rank), DELIVERED or RELEASE (target); handed out until acknowledged")
 public record EngineCommand(
-        UUID commandId,
+        @Schema(description = "The engine command") UUID commandId,
+
+        @Schema(description = "PIN, UNPIN, DELIVERED or RELEASE")
         String type,
-        UUID leaseId,
-        @Nullable Integer rank,
+
+        @Schema(description = "The lease") UUID leaseId,
+
+        @Schema(description = "The rank a PIN or UNPIN is for") @Nullable
+        Integer rank,
+
+        @Schema(description = "Times the command was handed out")
         int deliveries,
-        @Nullable UUID bankId,
-        @Nullable Long bankEpoch,
-        @Nullable Long leaseEpoch,
-        @Nullable List<String> seqHashes,
-        @Nullable List<List<Integer>> slotRuns,
-        int fetchBlocks,
+
+        @Schema(description = "The bank to pin in (PIN, UNPIN)") @Nullable
+        UUID bankId,
+
+        @Schema(description = "The bank epoch the pin is for (PIN, UNPIN)") @Nullable
+        Long bankEpoch,
+
+        @Schema(description = "The engine's fencing epoch the lease was made under") @Nullable
+        Long leaseEpoch,
+
+        @Schema(description = "Hashes of the lease's blocks (PIN, UNPIN, DELIVERED), u64 as decimal strings") @Nullable
+        List<String> seqHashes,
+
+        @Schema(description = "Slots to pin in the bank (PIN, UNPIN): runs [start, count]") @Nullable
+        List<List<Integer>> slotRuns,
+
+        @Schema(description = "Blocks the lease fetches") int fetchBlocks,
+
+        @Schema(description = "Blocks the target already held")
         int localPrefixBlocks) {
 
     static EngineCommand of(CommandStore.Command c, LeaseRow lease) {
@@ -47,11 +71,18 @@ public record EngineCommand(
     }
 
     /** The answer to an acknowledgement. {@code held} says, for a PIN, whether the donor must keep its pin. */
+    @Schema(name = "CommandAck", description = "The answer to an acknowledgement")
     public record Ack(
-            UUID commandId,
-            String type,
-            UUID leaseId,
+            @Schema(description = "The engine command") UUID commandId,
+            @Schema(description = "The command's type") String type,
+            @Schema(description = "The lease") UUID leaseId,
+
+            @Schema(description = "The lease's state after the acknowledgement")
             LeaseState leaseState,
-            @Nullable Boolean held,
+
+            @Schema(description = "For a PIN: whether the donor must keep its pin") @Nullable
+            Boolean held,
+
+            @Schema(description = "true when the command had already been acknowledged (nothing changed)")
             boolean duplicate) {}
 }

@@ -2,6 +2,7 @@ package io.kvreuse.lease;
 
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.Valid;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
@@ -31,11 +32,13 @@ class LeaseController {
         this.reports = reports;
     }
 
+    @Operation(operationId = "getLease", summary = "Read a lease (its parties, AGENT, OPERATOR)")
     @GetMapping("/{leaseId}")
     Mono<LeaseView> get(@PathVariable UUID leaseId) {
         return CurrentPrincipal.get().flatMap(p -> leases.find(leaseId, p));
     }
 
+    @Operation(operationId = "listLeases", summary = "List leases (ENGINE: its own; AGENT, OPERATOR)")
     @GetMapping
     Flux<LeaseView> list(
             @RequestParam(required = false) @Nullable LeaseState state,
@@ -48,21 +51,29 @@ class LeaseController {
         return CurrentPrincipal.get().flatMapMany(p -> leases.list(state, incarnationId, p, limit));
     }
 
+    @Operation(
+            operationId = "reportDestination",
+            summary = "Report the target's destination allocation (ENGINE, target)")
     @PostMapping("/{leaseId}/destination")
     Mono<LeaseView> destination(@PathVariable UUID leaseId, @Valid @RequestBody LeaseRequests.DestinationRequest body) {
         return CurrentPrincipal.get().flatMap(p -> reports.destination(leaseId, body, p));
     }
 
+    @Operation(operationId = "commitLease", summary = "Commit the delivered blocks (ENGINE, target)")
     @PostMapping("/{leaseId}/commit")
     Mono<LeaseView> commit(@PathVariable UUID leaseId, @Valid @RequestBody LeaseRequests.CommitRequest body) {
         return CurrentPrincipal.get().flatMap(p -> reports.commit(leaseId, body, p));
     }
 
+    @Operation(operationId = "abortLease", summary = "Abort a lease (ENGINE party, OPERATOR)")
     @PostMapping("/{leaseId}/abort")
     Mono<LeaseView> abort(@PathVariable UUID leaseId, @Valid @RequestBody LeaseRequests.AbortRequest body) {
         return CurrentPrincipal.get().flatMap(p -> reports.abort(leaseId, body, p));
     }
 
+    @Operation(
+            operationId = "reportQuiesced",
+            summary = "Report that one side of the transfer is quiesced (ENGINE, AGENT, OPERATOR)")
     @PostMapping("/{leaseId}/quiesced")
     Mono<LeaseView> quiesced(@PathVariable UUID leaseId, @Valid @RequestBody LeaseRequests.QuiescedRequest body) {
         return CurrentPrincipal.get().flatMap(p -> reports.quiesced(leaseId, body, p));

@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.swagger.v3.oas.annotations.media.Schema;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
@@ -15,26 +16,52 @@ final class LeaseRequests {
     private LeaseRequests() {}
 
     /** The target's destination allocation: per rank, its region and slot runs {@code [[start, count], …]}. */
+    @Schema(description = "The target's destination allocation for one lease")
     record DestinationRequest(
-            @NotNull @Min(1) Long fencingEpoch,
-            @NotEmpty @Size(max = 64) List<@NotNull @Valid RankDestination> ranks) {}
+            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @NotNull
+            @Min(1)
+            Long fencingEpoch,
 
+            @Schema(description = "Per rank, the destination region and slot runs") @NotEmpty @Size(max = 64)
+            List<@NotNull @Valid RankDestination> ranks) {}
+
+    @Schema(description = "One rank's destination: a registered region and the slots the blocks go to")
     record RankDestination(
-            @NotNull @Min(0) Integer rank,
+            @Schema(description = "Tensor-parallel rank") @NotNull @Min(0)
+            Integer rank,
 
-            @NotBlank @Size(max = 500) @io.kvreuse.region.RegionReference
+            @Schema(
+                    description =
+                            "The engine's memory region: shm://<name> (emulation) or cuda-ipc://<gpuOrdinal>/<handle>?size=<bytes>")
+            @NotBlank
+            @Size(max = 500)
+            @io.kvreuse.region.RegionReference
             String regionRef,
 
-            @NotEmpty @Size(max = 4096) List<@NotNull @Size(min = 2, max = 2) List<@NotNull Integer>> slots) {}
+            @Schema(description = "Destination slot runs [start, count], in block order") @NotEmpty @Size(max = 4096)
+            List<@NotNull @Size(min = 2, max = 2) List<@NotNull Integer>> slots) {}
 
+    @Schema(description = "The target verified the delivered blocks and uses them")
     record CommitRequest(
-            @NotNull @Min(1) Long fencingEpoch,
-            @NotNull @Min(1) Integer committedBlocks) {}
+            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @NotNull
+            @Min(1)
+            Long fencingEpoch,
+
+            @Schema(description = "Blocks the target verified and committed") @NotNull @Min(1)
+            Integer committedBlocks) {}
 
     /** An abort; operators may force one without an epoch. */
+    @Schema(description = "The target gives the lease up; operators may force an abort without an epoch")
     record AbortRequest(
-            @Nullable @Min(1) Long fencingEpoch,
-            @Nullable @Size(max = 1000) String reason) {}
+            @Schema(description = "The reporter's current fencing epoch (operators may omit it)") @Nullable @Min(1)
+            Long fencingEpoch,
+
+            @Schema(description = "Why, in words (recorded on the lease and in the audit trail)")
+            @Nullable
+            @Size(max = 1000)
+            String reason) {}
 
     enum Side {
         SOURCE,
@@ -42,41 +69,87 @@ final class LeaseRequests {
     }
 
     /** Evidence that one side of the transfer can no longer be touched by it (operators may attest without an epoch). */
+    @Schema(description = "Evidence that one side of the transfer can no longer be touched by it")
     record QuiescedRequest(
-            @NotNull Side side,
-            @NotBlank @Size(max = 2000) String evidence,
-            @Nullable @Min(1) Long fencingEpoch) {}
+            @Schema(description = "SOURCE (donor memory) or DESTINATION (target memory)") @NotNull
+            Side side,
 
+            @Schema(description = "What proves it, in words (e.g. the NIXL request was released)")
+            @NotBlank
+            @Size(max = 2000)
+            String evidence,
+
+            @Schema(description = "The reporter's current fencing epoch (operators may omit it)") @Nullable @Min(1)
+            Long fencingEpoch) {}
+
+    @Schema(description = "An engine's acknowledgement of one command")
     record AckRequest(
-            @NotNull Boolean ok,
-            @NotNull @Min(1) Long fencingEpoch,
-            @Nullable @Size(max = 2000) String detail) {}
+            @Schema(description = "true when the engine did what the command asked") @NotNull
+            Boolean ok,
+
+            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @NotNull
+            @Min(1)
+            Long fencingEpoch,
+
+            @Schema(description = "Why the engine refused, when ok is false") @Nullable @Size(max = 2000)
+            String detail) {}
 
     /** Acknowledgements of many commands of one incarnation, at its current epoch. */
+    @Schema(description = "Acknowledgements of many commands of one incarnation")
     record AcksRequest(
-            @NotNull @Min(1) Long fencingEpoch,
-            @NotEmpty @Size(max = 256) List<@NotNull @Valid AckEntry> acks) {}
+            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @NotNull
+            @Min(1)
+            Long fencingEpoch,
 
+            @Schema(description = "The acknowledgements (1–256)") @NotEmpty @Size(max = 256)
+            List<@NotNull @Valid AckEntry> acks) {}
+
+    @Schema(description = "One acknowledgement of a batch")
     record AckEntry(
-            @NotNull java.util.UUID commandId,
-            @NotNull Boolean ok,
-            @Nullable @Size(max = 2000) String detail) {}
+            @Schema(description = "The engine command") @NotNull
+            java.util.UUID commandId,
+
+            @Schema(description = "true when the engine did what the command asked") @NotNull
+            Boolean ok,
+
+            @Schema(description = "Why the engine refused, when ok is false") @Nullable @Size(max = 2000)
+            String detail) {}
 
     /** Destination allocations of many leases of one target incarnation. */
+    @Schema(description = "Destination allocations of many leases of one target")
     record DestinationsRequest(
-            @NotNull @Min(1) Long fencingEpoch,
-            @NotEmpty @Size(max = 256) List<@NotNull @Valid DestinationEntry> destinations) {}
+            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @NotNull
+            @Min(1)
+            Long fencingEpoch,
 
+            @Schema(description = "The allocations (1–256)") @NotEmpty @Size(max = 256)
+            List<@NotNull @Valid DestinationEntry> destinations) {}
+
+    @Schema(description = "One lease's destination allocation in a batch")
     record DestinationEntry(
-            @NotNull java.util.UUID leaseId,
-            @NotEmpty @Size(max = 64) List<@NotNull @Valid RankDestination> ranks) {}
+            @Schema(description = "The lease") @NotNull java.util.UUID leaseId,
+
+            @Schema(description = "Per rank, the destination region and slot runs") @NotEmpty @Size(max = 64)
+            List<@NotNull @Valid RankDestination> ranks) {}
 
     /** Commits of many leases of one target incarnation. */
+    @Schema(description = "Commits of many leases of one target")
     record CommitsRequest(
-            @NotNull @Min(1) Long fencingEpoch,
-            @NotEmpty @Size(max = 256) List<@NotNull @Valid CommitEntry> commits) {}
+            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @NotNull
+            @Min(1)
+            Long fencingEpoch,
 
+            @Schema(description = "The commits (1–256)") @NotEmpty @Size(max = 256)
+            List<@NotNull @Valid CommitEntry> commits) {}
+
+    @Schema(description = "One lease's commit in a batch")
     record CommitEntry(
-            @NotNull java.util.UUID leaseId,
-            @NotNull @Min(1) Integer committedBlocks) {}
+            @Schema(description = "The lease") @NotNull java.util.UUID leaseId,
+
+            @Schema(description = "Blocks the target verified and committed") @NotNull @Min(1)
+            Integer committedBlocks) {}
 }

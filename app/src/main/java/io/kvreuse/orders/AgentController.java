@@ -3,6 +3,8 @@ package io.kvreuse.orders;
 import io.kvreuse.error.BatchResults;
 import io.kvreuse.lease.LongPoll;
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import java.net.URI;
 import java.util.List;
@@ -32,6 +34,9 @@ class AgentController {
     }
 
     /** 201 for a new host, 200 when its owner registers it again (a new agent epoch). */
+    @ApiResponse(responseCode = "201", description = "the newly registered host's agent")
+    @ApiResponse(responseCode = "200", description = "the host registered again by its owner, with a new agent epoch")
+    @Operation(operationId = "registerAgent", summary = "Register a node agent for its host (AGENT)")
     @PostMapping("/api/v1/agents")
     Mono<ResponseEntity<AgentView>> register(@Valid @RequestBody AgentRequests.Register body) {
         return CurrentPrincipal.get()
@@ -41,6 +46,7 @@ class AgentController {
                         .body(r.agent()));
     }
 
+    @Operation(operationId = "heartbeatAgent", summary = "Heartbeat a node agent (AGENT)")
     @PostMapping("/api/v1/agents/{hostId}/heartbeat")
     Mono<AgentView> heartbeat(
             @PathVariable String hostId, @RequestBody(required = false) @Valid AgentRequests.@Nullable Heartbeat body) {
@@ -48,16 +54,21 @@ class AgentController {
                 .flatMap(p -> agents.heartbeat(hostId, body == null ? null : body.fencingEpoch(), p));
     }
 
+    @Operation(operationId = "listAgents", summary = "List node agents (AGENT, OPERATOR)")
     @GetMapping("/api/v1/agents")
     Flux<AgentView> list() {
         return CurrentPrincipal.get().flatMapMany(agents::list);
     }
 
+    @Operation(operationId = "getAgent", summary = "Read a node agent (AGENT, OPERATOR)")
     @GetMapping("/api/v1/agents/{hostId}")
     Mono<AgentView> get(@PathVariable String hostId) {
         return CurrentPrincipal.get().flatMap(p -> agents.get(hostId, p));
     }
 
+    @Operation(
+            operationId = "pollOrders",
+            summary = "Long-poll the host's transfer orders; each is handed out once (AGENT)")
     @GetMapping("/api/v1/agents/{hostId}/orders")
     Mono<List<TransferOrder>> orders(
             @PathVariable String hostId, @RequestParam(required = false) @Nullable Long waitMs) {
@@ -65,11 +76,15 @@ class AgentController {
     }
 
     /** Claimed orders of the host whose parts are not final: what a restarted agent must settle first. */
+    @Operation(
+            operationId = "unfinishedOrders",
+            summary = "List the host's claimed orders with unfinished parts (AGENT)")
     @GetMapping("/api/v1/agents/{hostId}/orders/unfinished")
     Mono<List<TransferOrder.Unfinished>> unfinished(@PathVariable String hostId) {
         return CurrentPrincipal.get().flatMap(p -> orders.unfinished(hostId, p));
     }
 
+    @Operation(operationId = "reportPart", summary = "Report one part's progress (AGENT)")
     @PostMapping("/api/v1/orders/{orderId}/parts/{rank}")
     Mono<TransferOrder.PartAck> part(
             @PathVariable UUID orderId, @PathVariable int rank, @Valid @RequestBody AgentRequests.PartReport body) {
@@ -77,6 +92,7 @@ class AgentController {
     }
 
     /** Part reports of many orders; each item as {@code POST /orders/{orderId}/parts/{rank}} would. */
+    @Operation(operationId = "reportParts", summary = "Report many parts' progress at once (AGENT)")
     @PostMapping("/api/v1/agents/{hostId}/parts")
     Mono<BatchResults<TransferOrder.PartAck>> parts(
             @PathVariable String hostId, @Valid @RequestBody AgentRequests.PartReports body) {

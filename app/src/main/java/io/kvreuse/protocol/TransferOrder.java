@@ -1,5 +1,6 @@
 package io.kvreuse.protocol;
 
+import io.swagger.v3.oas.annotations.media.Schema;
 import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
@@ -25,14 +26,33 @@ public record TransferOrder(
      * {@code registeredRegions} are the regions that side's engine registered for this rank (its bank
      * part, or its destination regions): the agent runs no part whose region is not among them.
      */
+    @Schema(
+            name = "TransferEndpoint",
+            description =
+                    "One side of a part: a GPU of a host, its NIXL agent and the engine's region, cut into blocks at slot runs")
     public record Endpoint(
+            @Schema(description = "The GPU host, as engines and its node agent name it")
             String hostId,
-            int gpuOrdinal,
-            String nixlAgent,
+
+            @Schema(description = "GPU ordinal on its host") int gpuOrdinal,
+            @Schema(description = "NIXL agent of that GPU") String nixlAgent,
+
+            @Schema(
+                    description =
+                            "The engine's memory region: shm://<name> (emulation) or cuda-ipc://<gpuOrdinal>/<handle>?size=<bytes>")
             String regionRef,
+
+            @Schema(description = "Slot runs [start, count] in the region")
             List<List<Integer>> slotRuns,
+
+            @Schema(description = "Bytes of one block in the region")
             long bytesPerBlock,
-            @Nullable List<String> registeredRegions) {
+
+            @Schema(
+                    description =
+                            "The regions that side's engine registered for this rank; the agent runs no part outside them")
+            @Nullable
+            List<String> registeredRegions) {
 
         /** An endpoint whose own region is the one its engine registered. */
         public Endpoint(

@@ -1,6 +1,7 @@
 package io.kvreuse.region;
 
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
@@ -44,6 +45,7 @@ class DestinationRegionController {
             description = "stale-epoch, incarnation-not-open, destination-region-differs, region-held (another live"
                     + " incarnation of the host registered it as a bank part or destination region)",
             content = @Content(mediaType = PROBLEM))
+    @Operation(operationId = "registerDestinationRegions", summary = "Register a target's destination regions (ENGINE)")
     @PostMapping
     Mono<DestinationRegionRequests.DestinationRegionList> register(
             @PathVariable UUID id,
@@ -57,6 +59,9 @@ class DestinationRegionController {
             responseCode = "404",
             description = "incarnation-not-found (also for another engine's incarnation)",
             content = @Content(mediaType = PROBLEM))
+    @Operation(
+            operationId = "listDestinationRegions",
+            summary = "List a target's destination regions (ENGINE owner, AGENT, OPERATOR)")
     @GetMapping
     Mono<DestinationRegionRequests.DestinationRegionList> list(@PathVariable UUID id) {
         return CurrentPrincipal.get().flatMap(p -> regions.list(id, p));

@@ -3,6 +3,7 @@ package io.kvreuse.security;
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.store.StoreFailures;
+import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -256,22 +257,44 @@ public class ApiTokens {
     private record Cached(ApiPrincipal principal, long verifiedAt, long expiresAt) {}
 
     /** A freshly minted token: the only time the secret is visible. */
+    @Schema(description = "A freshly minted token: the only time its secret is shown")
     public record MintedToken(
-            UUID tokenId,
+            @Schema(description = "The token") UUID tokenId,
+
+            @Schema(description = "The secret: send it as Authorization: Bearer <token>")
             String token,
+
+            @Schema(description = "ROUTER, ENGINE, AGENT or OPERATOR")
             Role role,
+
+            @Schema(description = "Who the token is for (its actor name in the audit)")
             String subject,
-            @Nullable String hostId) {}
+
+            @Schema(description = "The host the token is bound to (AGENT) or scoped to (ENGINE)") @Nullable
+            String hostId) {}
 
     /** A token as listed: never its secret. */
+    @Schema(description = "A token as listed, never with its secret")
     public record TokenInfo(
-            UUID tokenId,
+            @Schema(description = "The token") UUID tokenId,
+
+            @Schema(description = "ROUTER, ENGINE, AGENT or OPERATOR")
             Role role,
+
+            @Schema(description = "Who the token is for (its actor name in the audit)")
             String subject,
-            @Nullable String hostId,
-            String description,
+
+            @Schema(description = "The host the token is bound to (AGENT) or scoped to (ENGINE)") @Nullable
+            String hostId,
+
+            @Schema(description = "What it is for") String description,
+
+            @Schema(description = "The first operator token, from KVREUSE_BOOTSTRAP_TOKEN or the token file")
             boolean bootstrap,
-            Instant createdAt,
-            String createdBy,
-            @Nullable Instant revokedAt) {}
+
+            @Schema(description = "When it was created") Instant createdAt,
+            @Schema(description = "Who minted it") String createdBy,
+
+            @Schema(description = "When it was revoked") @Nullable
+            Instant revokedAt) {}
 }

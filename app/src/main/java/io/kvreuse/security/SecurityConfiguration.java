@@ -1,17 +1,13 @@
 package io.kvreuse.security;
 
-import static io.kvreuse.security.Role.AGENT;
-import static io.kvreuse.security.Role.ENGINE;
-import static io.kvreuse.security.Role.OPERATOR;
-import static io.kvreuse.security.Role.ROUTER;
-
 import io.kvreuse.web.ProblemWriter;
 import io.kvreuse.web.Problems.Problem;
-import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
-import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.security.authentication.ReactiveAuthenticationManager;
 import org.springframework.security.config.annotation.web.reactive.EnableWebFluxSecurity;
@@ -23,6 +19,7 @@ import org.springframework.security.web.server.authentication.AuthenticationWebF
 import org.springframework.security.web.server.authentication.ServerAuthenticationEntryPointFailureHandler;
 import org.springframework.security.web.server.context.NoOpServerSecurityContextRepository;
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatchers;
+import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
 
 /**
@@ -67,14 +64,9 @@ class SecurityConfiguration {
                 .securityContextRepository(new DocsSessionContextRepository())
                 .addFilterAt(bearer, SecurityWebFiltersOrder.AUTHENTICATION)
                 .exceptionHandling(e -> e.authenticationEntryPoint(entryPoint)
-                        .accessDeniedHandler((exchange, denied) -> problems.write(
-                                exchange,
-                                new Problem(
-                                        HttpStatus.FORBIDDEN,
-                                        "forbidden",
-                                        "Forbidden",
-                                        "this token's role does not allow the call"))))
-                .authorizeExchange(this::rules)
+                        .accessDeniedHandler((exchange, denied) ->
+                                forbidden(exchange).flatMap(problem -> problems.write(exchange, problem))))
+                .authorizeExchange(RoleRules::apply)
                 .build();
     }
 
@@ -101,59 +93,27 @@ class SecurityConfiguration {
         };
     }
 
-    private void rules(ServerHttpSecurity.AuthorizeExchangeSpec auth) {
-        auth.pathMatchers("/actuator/health", "/actuator/health/**")
-                .permitAll()
-                .pathMatchers("/actuator/prometheus")
-                .authenticated()
-                .pathMatchers("/actuator/**")
-                .hasRole(OPERATOR.name())
-                .pathMatchers("/api/v1/tokens/**", "/api/v1/tokens")
-                .hasRole(OPERATOR.name())
-                .pathMatchers(HttpMethod.GET, "/api/v1/domains/**", "/api/v1/domains")
-                .authenticated()
-                .pathMatchers("/api/v1/domains/**", "/api/v1/domains")
-                .hasRole(OPERATOR.name())
-                .pathMatchers(HttpMethod.GET, "/api/v1/incarnations/*/commands")
-                .hasRole(ENGINE.name())
-                .pathMatchers(HttpMethod.GET, "/api/v1/incarnations/**", "/api/v1/incarnations")
-                .access(any(ENGINE, OPERATOR, AGENT))
-                .pathMatchers("/api/v1/incarnations/**", "/api/v1/incarnations")
-                .hasRole(ENGINE.name())
-                .pathMatchers(HttpMethod.GET, "/api/v1/banks/**")
-                .access(any(ENGINE, OPERATOR))
-                .pathMatchers("/api/v1/banks/**")
-                .hasRole(ENGINE.name())
-                .pathMatchers("/api/v1/donor-selections/**", "/api/v1/donor-selections")
-                .hasRole(ROUTER.name())
-                .pathMatchers(HttpMethod.GET, "/api/v1/settings/**")
-                .authenticated()
-                .pathMatchers("/api/v1/settings/**")
-                .hasRole(OPERATOR.name())
-                .pathMatchers(HttpMethod.GET, "/api/v1/leases/**", "/api/v1/leases")
-                .access(any(ENGINE, AGENT, OPERATOR))
-                .pathMatchers("/api/v1/leases/*/quiesced")
-                .access(any(ENGINE, AGENT, OPERATOR))
-                .pathMatchers("/api/v1/leases/**")
-                .access(any(ENGINE, OPERATOR))
-                // polling hands orders out (claims them): the host's agent only, operators just read agents
-                .pathMatchers(HttpMethod.GET, "/api/v1/agents/*/orders")
-                .hasRole(AGENT.name())
-                .pathMatchers(HttpMethod.GET, "/api/v1/agents/**", "/api/v1/agents")
-                .access(any(AGENT, OPERATOR))
-                .pathMatchers("/api/v1/agents/**", "/api/v1/agents", "/api/v1/orders/**")
-                .hasRole(AGENT.name())
-                .pathMatchers("/api/v1/cleanup/**", "/api/v1/audit/**", "/api/v1/audit")
-                .hasRole(OPERATOR.name())
-                .anyExchange()
-                .authenticated();
-    }
-
-    private static org.springframework.security.authorization.ReactiveAuthorizationManager<
-                    org.springframework.security.web.server.authorization.AuthorizationContext>
-            any(Role... roles) {
-        return org.springframework.security.authorization.AuthorityReactiveAuthorizationManager.hasAnyRole(
-                Arrays.stream(roles).map(Role::name).toArray(String[]::new));
+    /** A 403 that names the roles the call needs and the role the token has. */
+    private static Mono<Problem> forbidden(ServerWebExchange exchange) {
+        Mono<String> tokenRole = exchange.getPrincipal()
+                .filter(TokenAuthentication.class::isInstance)
+                .map(p -> ((TokenAuthentication) p).getPrincipal().role().name())
+                .defaultIfEmpty("");
+        return Mono.zip(RoleRules.requiredRoles(exchange), tokenRole).map(t -> {
+            List<String> required = t.getT1().stream().map(Role::name).toList();
+            String detail = required.isEmpty()
+                    ? "this token's role does not allow the call"
+                    : (required.size() == 1
+                                    ? "this call needs the " + required.getFirst() + " role"
+                                    : "this call needs one of the roles " + String.join(", ", required))
+                            + (t.getT2().isEmpty() ? "" : "; this token has the " + t.getT2() + " role");
+            Map<String, Object> extensions = new LinkedHashMap<>();
+            extensions.put("requiredRoles", required);
+            if (!t.getT2().isEmpty()) {
+                extensions.put("tokenRole", t.getT2());
+            }
+            return new Problem(HttpStatus.FORBIDDEN, "forbidden", "Forbidden", detail, extensions);
+        });
     }
 
     private static ReactiveAuthenticationManager authenticationManager(ApiTokens tokens) {

@@ -3,7 +3,9 @@ package io.kvreuse.security;
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemKind;
+import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotBlank;
@@ -47,6 +49,7 @@ class TokenController {
             description = "invalid-request, malformed-request; host-required: an AGENT token without hostId;"
                     + " host-not-allowed: a hostId on a ROUTER or OPERATOR token",
             content = @Content(mediaType = "application/problem+json"))
+    @Operation(operationId = "mintToken", summary = "Mint an API token; the secret is shown once (OPERATOR)")
     @PostMapping
     @ResponseStatus(HttpStatus.CREATED)
     Mono<ApiTokens.MintedToken> mint(@Valid @RequestBody MintRequest request) {
@@ -70,6 +73,7 @@ class TokenController {
             responseCode = "400",
             description = "invalid-parameter: limit outside 1..1000 or a cursor no page returned",
             content = @Content(mediaType = "application/problem+json"))
+    @Operation(operationId = "listTokens", summary = "List API tokens, oldest first, paged (OPERATOR)")
     @GetMapping
     Mono<ResponseEntity<List<ApiTokens.TokenInfo>>> list(
             @RequestParam(defaultValue = "" + DEFAULT_LIMIT) int limit,
@@ -93,6 +97,7 @@ class TokenController {
         });
     }
 
+    @Operation(operationId = "revokeToken", summary = "Revoke an API token (OPERATOR)")
     @DeleteMapping("/{tokenId}")
     @ResponseStatus(HttpStatus.NO_CONTENT)
     Mono<Void> revoke(@PathVariable UUID tokenId) {
@@ -107,16 +112,23 @@ class TokenController {
                                 "no active token " + tokenId)));
     }
 
+    @Schema(description = "Mints an API token")
     record MintRequest(
-            @NotNull Role role,
-            @NotBlank @Size(max = 200) String subject,
+            @Schema(description = "ROUTER, ENGINE, AGENT or OPERATOR") @NotNull
+            Role role,
 
+            @Schema(description = "Who the token is for (its actor name in the audit)") @NotBlank @Size(max = 200)
+            String subject,
+
+            @Schema(
+                    description =
+                            "Binds an AGENT token (required) or scopes an ENGINE token to one host; not for ROUTER or OPERATOR")
             @org.jspecify.annotations.Nullable
             @Size(min = 1, max = 253)
             @jakarta.validation.constraints.Pattern(regexp = "\\S(.*\\S)?", message = "must not be blank or padded")
             String hostId,
 
-            @org.jspecify.annotations.Nullable @Size(max = 1000)
+            @Schema(description = "What it is for") @org.jspecify.annotations.Nullable @Size(max = 1000)
             String description) {
 
         String descriptionOrEmpty() {

@@ -83,31 +83,71 @@ class DonorSelector {
     }
 
     Decision select(String requestId, UUID targetId, long[] chain, int localPrefix, @Nullable String lineage) {
+        return select(requestId, targetId, chain, localPrefix, lineage, null);
+    }
+
+    /** As above; {@code why}, when given, learns what was considered and why each candidate dropped out. */
+    Decision select(
+            String requestId,
+            UUID targetId,
+            long[] chain,
+            int localPrefix,
+            @Nullable String lineage,
+            @Nullable SelectionExplainer why) {
         ReuseSettings s = settings.current();
         if (!s.enabled()) {
-            return Decision.no(NoHintReason.DISABLED);
+            return stop(why, NoHintReason.DISABLED, "reuse is switched off in the reuse settings (enabled=false)");
         }
         FleetDirectory.Incarnation target = fleet.incarnation(targetId);
         if (target == null || !target.isReady() || !"PREFILL".equals(target.role())) {
-            return Decision.no(NoHintReason.NOT_PREFILL);
+            return stop(
+                    why, NoHintReason.NOT_PREFILL, why == null ? "" : SelectionExplainer.notPrefill(targetId, target));
         }
         FleetDirectory.Domain domain = fleet.domain(target.domainId());
         if (domain == null || !domain.certified()) {
-            return Decision.no(NoHintReason.DOMAIN_NOT_CERTIFIED);
+            return stop(
+                    why,
+                    NoHintReason.DOMAIN_NOT_CERTIFIED,
+                    why == null ? "" : "the target's layout domain " + target.domainId() + " is not certified");
         }
         String action = domain.transportClass().equals("CPU_TP1") ? CPU_ACTION : GPU_ACTION;
         if (!target.capabilities().contains(action)) {
-            return Decision.no(NoHintReason.NOT_CAPABLE);
+            return stop(
+                    why,
+                    NoHintReason.NOT_CAPABLE,
+                    why == null
+                            ? ""
+                            : "the target does not advertise " + action + " (it advertises " + target.capabilities()
+                                    + ")");
         }
         int n = chain.length;
         if (n - localPrefix < s.minFetchBlocks()) {
-            return Decision.no(NoHintReason.BELOW_MIN_BLOCKS);
+            return stop(
+                    why,
+                    NoHintReason.BELOW_MIN_BLOCKS,
+                    why == null
+                            ? ""
+                            : "the request has " + (n - localPrefix) + " blocks past the target's " + localPrefix
+                                    + " local ones, fewer than minFetchBlocks " + s.minFetchBlocks());
         }
         if (inflight.target(targetId) >= s.maxInflightPerTarget()) {
-            return Decision.no(NoHintReason.AT_CAPACITY);
+            return stop(
+                    why,
+                    NoHintReason.AT_CAPACITY,
+                    why == null
+                            ? ""
+                            : "the target has " + inflight.target(targetId) + " leases in flight, maxInflightPerTarget "
+                                    + s.maxInflightPerTarget());
         }
         List<Candidate> candidates = inventory.index().lookup(domain.id(), chain, n, lineage, s.maxDonorCandidates());
-        return choose(requestId, s, domain, target, action, candidates, chain, localPrefix, lineage);
+        return choose(requestId, s, domain, target, action, candidates, chain, localPrefix, lineage, why);
+    }
+
+    private static Decision stop(@Nullable SelectionExplainer why, NoHintReason reason, String detail) {
+        if (why != null) {
+            why.stopped(detail);
+        }
+        return Decision.no(reason);
     }
 
     private record Scored(
@@ -137,11 +177,20 @@ class DonorSelector {
             List<Candidate> candidates,
             long[] chain,
             int localPrefix,
-            @Nullable String lineage) {
+            @Nullable String lineage,
+            @Nullable SelectionExplainer why) {
         Stage furthest = Stage.COVERAGE;
         List<Scored> viable = new ArrayList<>(candidates.size());
         for (Candidate c : candidates) {
             if (c.coveredBlocks() <= localPrefix) {
+                if (why != null) {
+                    why.dropped(
+                            c,
+                            inventory.owner(c.bankId()),
+                            NoHintReason.NO_COVERAGE,
+                            "covers " + c.coveredBlocks() + " blocks, no more than the target's " + localPrefix
+                                    + " local ones");
+                }
                 continue;
             }
             furthest = furthest.atLeast(Stage.AVAILABILITY);
@@ -151,30 +200,70 @@ class DonorSelector {
                     || !"DECODE".equals(donor.role())
                     || donor.id().equals(target.id())
                     || !donor.domainId().equals(domain.id())) {
+                if (why != null) {
+                    why.dropped(
+                            c,
+                            inventory.owner(c.bankId()),
+                            NoHintReason.DONOR_UNAVAILABLE,
+                            SelectionExplainer.unavailable(donor, target));
+                }
                 continue;
             }
             furthest = furthest.atLeast(Stage.CAPABILITY);
             if (!donor.capabilities().contains(action)) {
+                if (why != null) {
+                    why.dropped(
+                            c,
+                            donor.id(),
+                            NoHintReason.NOT_CAPABLE,
+                            "the donor does not advertise " + action + " (it advertises " + donor.capabilities() + ")");
+                }
                 continue;
             }
             furthest = furthest.atLeast(Stage.REACHABILITY);
             if (!reachable(domain, donor, target, s)) {
+                if (why != null) {
+                    why.dropped(
+                            c,
+                            donor.id(),
+                            NoHintReason.UNREACHABLE,
+                            SelectionExplainer.unreachable(domain, donor, target, s));
+                }
                 continue;
             }
             furthest = furthest.atLeast(Stage.CAPACITY);
             int donorInflight = inflight.donor(donor.id());
             if (donorInflight >= s.maxInflightPerDonor()) {
+                if (why != null) {
+                    why.dropped(
+                            c,
+                            donor.id(),
+                            NoHintReason.AT_CAPACITY,
+                            "the donor has " + donorInflight + " leases in flight, maxInflightPerDonor "
+                                    + s.maxInflightPerDonor());
+                }
                 continue;
             }
             furthest = furthest.atLeast(Stage.SIZE);
-            int delta =
-                    Math.min(Math.min(c.coveredBlocks(), chain.length), localPrefix + s.maxFetchBlocks()) - localPrefix;
+            int reach = Math.min(Math.min(c.coveredBlocks(), chain.length), localPrefix + s.maxFetchBlocks());
+            int delta = reach - localPrefix;
             long perRankBudget = s.maxFetchBytes() / domain.tpSize();
             int budgetBlocks = (int) Math.min(Integer.MAX_VALUE, perRankBudget / domain.bytesPerBlockPerRank());
             boolean budgetBound = budgetBlocks < delta;
             delta = Math.min(delta, budgetBlocks);
             if (delta < s.minFetchBlocks()) {
                 furthest = furthest.atLeast(budgetBound ? Stage.BUDGET : Stage.SIZE);
+                if (why != null) {
+                    why.dropped(
+                            c,
+                            donor.id(),
+                            budgetBound ? NoHintReason.BUDGET : NoHintReason.BELOW_MIN_BLOCKS,
+                            (budgetBound
+                                            ? "maxFetchBytes " + s.maxFetchBytes() + " allows " + budgetBlocks
+                                                    + " blocks per rank"
+                                            : "it would fetch " + delta + " blocks")
+                                    + ", fewer than minFetchBlocks " + s.minFetchBlocks());
+                }
                 continue;
             }
             furthest = furthest.atLeast(Stage.PROFIT);
@@ -183,6 +272,18 @@ class DonorSelector {
             double recompute = cost.recomputeMs(localPrefix, delta, domain.blockSizeTokens());
             double gain = recompute - transfer;
             if (gain < s.minGainMs() || gain < s.minGainRatio() * recompute) {
+                if (why != null) {
+                    why.dropped(
+                            c,
+                            donor.id(),
+                            NoHintReason.UNPROFITABLE,
+                            "the cost model predicts a gain of "
+                                    + SelectionExplainer.ms(gain) + " (recompute " + SelectionExplainer.ms(recompute)
+                                    + " − transfer " + SelectionExplainer.ms(transfer) + " for " + delta
+                                    + " blocks), below minGainMs " + s.minGainMs() + " or minGainRatio "
+                                    + s.minGainRatio()
+                                    + " of the recompute time");
+                }
                 continue;
             }
             viable.add(new Scored(c, donor, delta, transfer, recompute, donorInflight));
@@ -192,14 +293,49 @@ class DonorSelector {
         }
         viable.sort(BEST);
         NoHintReason last = NoHintReason.BUDGET;
-        for (Scored best : viable) {
+        for (int i = 0; i < viable.size(); i++) {
+            Scored best = viable.get(i);
             Decision d = plan(requestId, s, domain, target, best, chain, localPrefix, lineage);
             if (d.plan() != null) {
+                if (why != null) {
+                    explainChoice(why, viable, i, d.plan());
+                }
                 return d;
             }
             last = d.reason();
+            if (why != null) {
+                why.dropped(
+                        best.candidate(),
+                        best.donor().id(),
+                        last,
+                        last == NoHintReason.BUDGET
+                                ? "its hint would exceed " + HintBuilder.MAX_MANIFEST_BYTES
+                                        + " bytes even with minFetchBlocks blocks"
+                                : "fewer than minFetchBlocks " + s.minFetchBlocks()
+                                        + " of its blocks are still at their slots");
+            }
         }
         return Decision.no(last);
+    }
+
+    private static void explainChoice(SelectionExplainer why, List<Scored> viable, int chosen, Plan plan) {
+        Scored best = viable.get(chosen);
+        why.chosen(
+                best.candidate(),
+                best.donor().id(),
+                "fetch " + plan.fetchBlocks() + " blocks, predicted gain "
+                        + SelectionExplainer.ms(plan.gainMs()) + " (recompute "
+                        + SelectionExplainer.ms(plan.recomputeMs())
+                        + " − transfer " + SelectionExplainer.ms(plan.transferMs()) + ")");
+        for (int j = chosen + 1; j < viable.size(); j++) {
+            Scored other = viable.get(j);
+            why.outranked(
+                    other.candidate(),
+                    other.donor().id(),
+                    "qualified with a predicted gain of "
+                            + SelectionExplainer.ms(other.gain()) + " for " + other.delta()
+                            + " blocks; the chosen donor ranks first (gain, then blocks, then fewer leases in flight)");
+        }
     }
 
     private Decision plan(

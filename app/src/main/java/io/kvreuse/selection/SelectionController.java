@@ -1,5 +1,6 @@
 package io.kvreuse.selection;
 
+import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.Valid;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -17,6 +18,9 @@ class SelectionController {
         this.selection = selection;
     }
 
+    @Operation(
+            operationId = "selectDonor",
+            summary = "Ask for a donor: a hint and a PROPOSED lease, or NO_HINT with one reason (ROUTER)")
     @PostMapping("/api/v1/donor-selections")
     Mono<SelectionApi.Response> select(@Valid @RequestBody SelectionApi.Request request, ServerWebExchange exchange) {
         return selection.select(request, SelectionArrival.of(exchange));
@@ -27,6 +31,7 @@ class SelectionController {
      * reason). Their PROPOSED leases are written together. A malformed item refuses the whole batch
      * with 400 before anything is selected.
      */
+    @Operation(operationId = "selectDonors", summary = "Ask for donors for up to 256 requests at once (ROUTER)")
     @PostMapping("/api/v1/donor-selections/batch")
     Mono<SelectionApi.BatchResponse> selectAll(
             @Valid @RequestBody SelectionApi.BatchRequest body, ServerWebExchange exchange) {

@@ -138,8 +138,9 @@ class SelectionService {
         int local = Math.min(request.localPrefixBlocks(), chain.length);
         Duration deadline =
                 request.deadlineMs() == null ? properties.defaultDeadline() : Duration.ofMillis(request.deadlineMs());
-        DonorSelector.Decision decision =
-                selector.select(request.requestId(), request.targetIncarnationId(), chain, local, request.mmLineage());
+        SelectionExplainer why = request.explained() ? new SelectionExplainer() : null;
+        DonorSelector.Decision decision = selector.select(
+                request.requestId(), request.targetIncarnationId(), chain, local, request.mmLineage(), why);
         Mono<SelectionApi.Response> answer;
         if (decision.plan() == null) {
             answer = Mono.just(SelectionApi.Response.noHint(decision.reason()));
@@ -149,10 +150,12 @@ class SelectionService {
             answer = propose(decision.plan());
         }
         long budgetNanos = deadline.toNanos() - (System.nanoTime() - start);
-        return answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)))
+        Mono<SelectionApi.Response> timed = answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)))
                 .onErrorResume(
                         TimeoutException.class, e -> Mono.just(SelectionApi.Response.noHint(NoHintReason.DEADLINE)))
                 .doOnNext(r -> record(r, start));
+        // only an explained selection pays for its explanation
+        return why == null ? timed : timed.map(r -> r.explained(why.explain(r)));
     }
 
     /**

@@ -1,6 +1,10 @@
 package io.kvreuse.settings;
 
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -23,15 +27,30 @@ class ReuseSettingsController {
         this.settings = settings;
     }
 
+    @Operation(operationId = "getReuseSettings", summary = "Read the reuse settings (any role)")
     @GetMapping
+    @ApiResponse(
+            responseCode = "200",
+            description = "the current reuse settings",
+            content = @Content(schema = @Schema(implementation = SettingsSchema.class)))
     Mono<Map<String, Object>> get() {
         return settings.read().map(SettingsDocument::render);
     }
 
     /** The optional {@code X-Change-Reason} header is written to the audit trail. */
+    @Operation(operationId = "putReuseSettings", summary = "Replace the reuse settings, audited (OPERATOR)")
     @PutMapping
+    @ApiResponse(
+            responseCode = "200",
+            description = "the settings as stored, with the new version",
+            content = @Content(schema = @Schema(implementation = SettingsSchema.class)))
     Mono<Map<String, Object>> put(
-            @RequestBody(required = false) @Nullable JsonNode body,
+            @io.swagger.v3.oas.annotations.parameters.RequestBody(
+                            description = "the whole settings document, as GET returns it",
+                            content = @Content(schema = @Schema(implementation = SettingsSchema.class)))
+                    @RequestBody(required = false)
+                    @Nullable
+                    JsonNode body,
             @RequestHeader(name = "X-Change-Reason", required = false) @Nullable String reason) {
         SettingsDocument.Parsed parsed = SettingsDocument.parse(body);
         return CurrentPrincipal.get()

@@ -58,9 +58,13 @@ class OpenApiConfiguration {
             if (api.getPaths() == null) {
                 return;
             }
+            // the dashboard's own JSON is session-authenticated and not part of the bearer API
+            api.getPaths().keySet().removeIf(path -> path.startsWith("/admin"));
             api.getPaths()
-                    .forEach((path, item) ->
-                            item.readOperationsMap().forEach((method, op) -> addProblems(path, method, op)));
+                    .forEach((path, item) -> item.readOperationsMap().forEach((method, op) -> {
+                        addProblems(path, method, op);
+                        OpenApiExamples.attach(path, op);
+                    }));
         };
     }
 
@@ -81,7 +85,27 @@ class OpenApiConfiguration {
             add(responses, "422", "Well-formed but refused by a domain rule");
         }
         add(responses, "503", "The store is temporarily unavailable; retry after Retry-After");
+        responses.forEach((code, response) -> {
+            if (code.compareTo("400") >= 0) {
+                problemContent(response);
+            }
+        });
         op.setResponses(responses);
+    }
+
+    /** An error response declared by a controller with its problem slugs but no schema gets the Problem schema. */
+    private static void problemContent(ApiResponse response) {
+        if (response.getContent() == null || response.getContent().isEmpty()) {
+            response.content(new Content()
+                    .addMediaType(
+                            "application/problem+json", new MediaType().schema(new ObjectSchema().$ref(PROBLEM_REF))));
+            return;
+        }
+        response.getContent().values().forEach(media -> {
+            if (media.getSchema() == null) {
+                media.schema(new ObjectSchema().$ref(PROBLEM_REF));
+            }
+        });
     }
 
     private static void add(ApiResponses responses, String code, String description) {
@@ -105,9 +129,9 @@ class OpenApiConfiguration {
         schema.properties(Map.of(
                 "type", new StringSchema().format("uri").description("stable URI per problem kind"),
                 "title", new StringSchema().description("fixed phrase per problem kind"),
-                "status", new IntegerSchema(),
+                "status", new IntegerSchema().description("the HTTP status"),
                 "detail", new StringSchema().description("this occurrence"),
-                "instance", new StringSchema()));
+                "instance", new StringSchema().description("the request path")));
         schema.additionalProperties(true);
         return schema;
     }

@@ -24,6 +24,11 @@ public class TestSupportConfiguration {
     }
 
     @Bean
+    ExchangeRecorder exchangeRecorder() {
+        return new ExchangeRecorder();
+    }
+
+    @Bean
     TestTokens testTokens(org.springframework.beans.factory.ObjectProvider<io.kvreuse.security.ApiTokens> tokens) {
         return new TestTokens(tokens);
     }
