@@ -5,24 +5,53 @@
   if (!root) return;
   const api = root.dataset.api;
   const charts = {};
+  // [column, legend label, colour]; every chart names its unit on the value axis
   const specs = {
-    'chart-rate': [['hintsPerSec', 'hints/s', '#2f855a'], ['noHintsPerSec', 'no-hints/s', '#b7791f']],
-    'chart-latency': [['latencyP50Ms', 'p50 ms', '#2a6fdb'], ['latencyP99Ms', 'p99 ms', '#c53030']],
-    'chart-bytes': [['bytesPerSec', 'bytes/s', '#6b46c1']],
-    'chart-gain': [['predictedGainMs', 'predicted ms', '#2a6fdb'], ['realisedGainMs', 'realised ms', '#2f855a']],
+    'chart-rate': {unit: 'answers per second', fmt: plain,
+      series: [['hintsPerSec', 'hints/s', '#2f855a'], ['noHintsPerSec', 'no-hints/s', '#b7791f']]},
+    'chart-latency': {unit: 'milliseconds', fmt: plain,
+      series: [['latencyP50Ms', 'p50 (ms)', '#2a6fdb'], ['latencyP99Ms', 'p99 (ms)', '#c53030']]},
+    'chart-bytes': {unit: 'bytes per second', fmt: bytesPerSec,
+      series: [['bytesPerSec', 'bytes/s', '#6b46c1']]},
+    'chart-gain': {unit: 'milliseconds per lease', fmt: plain,
+      series: [['predictedGainMs', 'predicted (ms)', '#2a6fdb'], ['realisedGainMs', 'realised (ms)', '#2f855a']]},
   };
 
-  function chart(id, series, data) {
+  function plain(v) {
+    if (v == null) return '';
+    const a = Math.abs(v);
+    if (a >= 1e6) return (v / 1e6).toFixed(1) + 'M';
+    if (a >= 1e4) return (v / 1e3).toFixed(0) + 'k';
+    return a >= 100 || Number.isInteger(v) ? v.toFixed(0) : v.toPrecision(2);
+  }
+
+  function bytesPerSec(v) {
+    if (v == null) return '';
+    const units = ['B/s', 'KiB/s', 'MiB/s', 'GiB/s', 'TiB/s'];
+    let u = 0;
+    let x = Math.abs(v);
+    while (x >= 1024 && u < units.length - 1) { x /= 1024; u++; }
+    return (v < 0 ? '-' : '') + (u === 0 || x >= 100 ? x.toFixed(0) : x.toFixed(1)) + ' ' + units[u];
+  }
+
+  function chart(id, spec, data) {
     const el = document.getElementById(id);
-    const cols = [data.t].concat(series.map(s => data[s[0]]));
+    const cols = [data.t].concat(spec.series.map(s => data[s[0]]));
     if (!charts[id]) {
       const opts = {
-        width: el.clientWidth || 500, height: 180,
-        series: [{}].concat(series.map(s => ({label: s[1], stroke: s[2], width: 2, spanGaps: false}))),
-        axes: [{}, {size: 60}],
+        width: el.clientWidth || 500, height: 200,
+        series: [{}].concat(spec.series.map(s => ({label: s[1], stroke: s[2], width: 2, spanGaps: false}))),
+        axes: [
+          {label: 'time (browser clock)', labelSize: 20, size: 40},
+          {label: spec.unit, labelSize: 20, gap: 6,
+            values: (u, vals) => vals.map(spec.fmt),
+            // wide enough for the longest tick label, so none is cut off
+            size: (u, values) => 16 + 7 * Math.max(4, ...(values || []).map(v => String(v).length))},
+        ],
         legend: {live: false},
       };
       charts[id] = new uPlot(opts, cols, el);
+      el.dataset.unit = spec.unit;
     } else {
       charts[id].setData(cols);
     }
@@ -43,6 +72,11 @@
     const box = document.getElementById('attention');
     box.className = 'alert ' + (any ? 'warn' : 'ok');
     box.querySelector('strong').textContent = any ? 'Needs attention' : 'Nothing stuck';
+    const text = body.headlineText || {};
+    document.querySelectorAll('[data-headline]').forEach(el => {
+      const v = text[el.dataset.headline];
+      if (v !== undefined) el.textContent = v;
+    });
   }
 
   async function refresh() {

@@ -42,6 +42,10 @@ class SelectionService {
     private final DistributionSummary manifest;
     private final Map<NoHintReason, io.micrometer.core.instrument.Counter> noHints = new EnumMap<>(NoHintReason.class);
     private final io.micrometer.core.instrument.Counter hints;
+    private final Map<NoHintReason, io.micrometer.core.instrument.Counter> noHintTokens =
+            new EnumMap<>(NoHintReason.class);
+    private final io.micrometer.core.instrument.Counter hintTokens;
+    private final FleetDirectory fleet;
     private final AtomicLong storeDownUntil = new AtomicLong();
 
     SelectionService(
@@ -51,8 +55,10 @@ class SelectionService {
             SelectionProperties properties,
             MeterRegistry meters,
             InventoryFeed inventory,
-            ApplicationEventPublisher events) {
+            ApplicationEventPublisher events,
+            FleetDirectory fleet) {
         this.selector = selector;
+        this.fleet = fleet;
         this.events = events;
         this.proposals = proposals;
         this.inflight = inflight;
@@ -76,7 +82,9 @@ class SelectionService {
         this.hints = meters.counter("kvreuse.selection.decisions", "decision", "HINT", "reason", "NONE");
         for (NoHintReason r : NoHintReason.values()) {
             noHints.put(r, meters.counter("kvreuse.selection.decisions", "decision", "NO_HINT", "reason", r.name()));
+            noHintTokens.put(r, askedTokens(meters, "NO_HINT", r.name()));
         }
+        this.hintTokens = askedTokens(meters, "HINT", "NONE");
         Gauge.builder("kvreuse.index.entries", inventory, f -> f.index().stats().entries())
                 .register(meters);
         Gauge.builder("kvreuse.index.banks", inventory, f -> f.index().stats().banks())
@@ -126,7 +134,24 @@ class SelectionService {
         return answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)))
                 .onErrorResume(
                         TimeoutException.class, e -> Mono.just(SelectionApi.Response.noHint(NoHintReason.DEADLINE)))
-                .doOnNext(r -> record(r, start));
+                .doOnNext(r -> record(r, start, askedTokens(request.targetIncarnationId(), chain.length - local)));
+    }
+
+    private static io.micrometer.core.instrument.Counter askedTokens(
+            MeterRegistry meters, String decision, String reason) {
+        return io.micrometer.core.instrument.Counter.builder("kvreuse.selection.asked.tokens")
+                .description("prompt tokens beyond the target's own prefix that selections were asked about, "
+                        + "by answer; 0 when the target or its domain is unknown")
+                .baseUnit("tokens")
+                .tags("decision", decision, "reason", reason)
+                .register(meters);
+    }
+
+    /** Tokens the target lacks: blocks past its own prefix times its domain's block size. */
+    private long askedTokens(java.util.UUID targetId, int blocks) {
+        FleetDirectory.Incarnation target = fleet.incarnation(targetId);
+        FleetDirectory.Domain domain = target == null ? null : fleet.domain(target.domainId());
+        return domain == null ? 0 : (long) Math.max(0, blocks) * domain.blockSizeTokens();
     }
 
     /**
@@ -167,14 +192,16 @@ class SelectionService {
                                 e -> {}));
     }
 
-    private void record(SelectionApi.Response r, long start) {
+    private void record(SelectionApi.Response r, long start, long askedTokens) {
         latency.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
         if (r.reason() == null) {
             hints.increment();
+            hintTokens.increment(askedTokens);
             gain.record(r.predicted().gainMs());
             manifest.record(r.hint().length());
         } else {
             noHints.get(r.reason()).increment();
+            noHintTokens.get(r.reason()).increment(askedTokens);
         }
     }
 
