@@ -34,6 +34,18 @@
     return (v < 0 ? '-' : '') + (u === 0 || x >= 100 ? x.toFixed(0) : x.toFixed(1)) + ' ' + units[u];
   }
 
+  const FONT = '12px system-ui, -apple-system, "Segoe UI", sans-serif';
+  const LABEL_FONT = 'bold 12px system-ui, -apple-system, "Segoe UI", sans-serif';
+  const measure = document.createElement('canvas').getContext('2d');
+
+  // The value axis is as wide as its widest tick label (measured in the axis font), so none is cut off.
+  function axisWidth(values) {
+    measure.font = FONT;
+    let widest = 0;
+    for (const v of values || []) widest = Math.max(widest, measure.measureText(String(v)).width);
+    return Math.ceil(Math.max(widest, 24)) + 10 + 8 + 6;
+  }
+
   function chart(id, spec, data) {
     const el = document.getElementById(id);
     const cols = [data.t].concat(spec.series.map(s => data[s[0]]));
@@ -42,11 +54,9 @@
         width: el.clientWidth || 500, height: 200,
         series: [{}].concat(spec.series.map(s => ({label: s[1], stroke: s[2], width: 2, spanGaps: false}))),
         axes: [
-          {label: 'time (browser clock)', labelSize: 20, size: 40},
-          {label: spec.unit, labelSize: 20, gap: 6,
-            values: (u, vals) => vals.map(spec.fmt),
-            // wide enough for the longest tick label, so none is cut off
-            size: (u, values) => 16 + 7 * Math.max(4, ...(values || []).map(v => String(v).length))},
+          {label: 'time (browser clock)', labelSize: 20, labelFont: LABEL_FONT, font: FONT, size: 36},
+          {label: spec.unit, labelSize: 20, labelFont: LABEL_FONT, font: FONT, gap: 8,
+            values: (u, vals) => vals.map(spec.fmt), size: (u, values) => axisWidth(values)},
         ],
         legend: {live: false},
       };
@@ -56,6 +66,8 @@
       charts[id].setData(cols);
     }
   }
+  // the browser tests read the charts' axes from here
+  window.kvreuseCharts = charts;
 
   function counts(body) {
     document.querySelectorAll('[data-count]').forEach(el => {

@@ -18,7 +18,10 @@ final class HeadlineText {
         Map<String, String> out = new LinkedHashMap<>();
         long answers = f.hints() + f.noHints();
         out.put("hintRate", percent(f.hintRate()));
-        out.put("answers", count(f.hints()) + " hints of " + count(answers) + " answers");
+        out.put(
+                "answers",
+                count(f.hints()) + (f.hints() == 1 ? " hint" : " hints") + " of " + count(answers)
+                        + (answers == 1 ? " answer" : " answers"));
         out.put("reusedTokens", count(f.reusedTokens()));
         out.put("computedTokens", count(f.computedTokens()));
         out.put(

@@ -3,8 +3,10 @@ package io.kvreuse.admin;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemKind;
 import io.kvreuse.settings.ReuseSettingsService;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -30,9 +32,14 @@ class OverviewController {
     }
 
     @GetMapping("/admin")
-    Mono<String> overview(@RequestParam(defaultValue = DEFAULT_WINDOW) String window, Model model) {
+    Mono<String> overview(
+            @RequestParam(defaultValue = DEFAULT_WINDOW) String window,
+            @RequestParam(required = false) @Nullable String until,
+            Model model) {
         ReuseHeadline.Window chosen = window(window);
-        return Mono.zip(counts.snapshot(), settings.read(), headline.last(chosen))
+        Instant end = until(until);
+        model.addAttribute("windowEnd", end);
+        return Mono.zip(counts.snapshot(), settings.read(), figures(chosen, end))
                 .map(t -> {
                     model.addAttribute("counts", t.getT1());
                     model.addAttribute("settings", t.getT2());
@@ -49,9 +56,12 @@ class OverviewController {
     /** Everything the overview shows, for its periodic refresh (session-authenticated). */
     @GetMapping("/admin/api/overview")
     @ResponseBody
-    Mono<Map<String, Object>> overviewJson(@RequestParam(defaultValue = DEFAULT_WINDOW) String window) {
+    Mono<Map<String, Object>> overviewJson(
+            @RequestParam(defaultValue = DEFAULT_WINDOW) String window,
+            @RequestParam(required = false) @Nullable String until) {
         ReuseHeadline.Window chosen = window(window);
-        return Mono.zip(counts.snapshot(), headline.last(chosen)).map(t -> {
+        Instant end = until(until);
+        return Mono.zip(counts.snapshot(), figures(chosen, end)).map(t -> {
             var snapshot = t.getT1();
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("reuseEnabled", settings.current().enabled());
@@ -63,6 +73,7 @@ class OverviewController {
             body.put("decisions", sampler.decisionsByReason());
             body.put("series", sampler.series().columns());
             body.put("window", chosen.key());
+            body.put("until", end);
             body.put("headline", t.getT2());
             body.put("headlineText", HeadlineText.of(t.getT2()));
             return body;
@@ -70,6 +81,31 @@ class OverviewController {
     }
 
     static final String DEFAULT_WINDOW = "1h";
+
+    private Mono<ReuseHeadline.Figures> figures(ReuseHeadline.Window window, @Nullable Instant until) {
+        return until == null ? headline.last(window) : headline.ending(window, until);
+    }
+
+    /** Where an earlier window ends: an RFC 3339 instant, not in the future; absent means now. */
+    private @Nullable Instant until(@Nullable String text) {
+        if (text == null || text.isBlank()) {
+            return null;
+        }
+        Instant t;
+        try {
+            t = java.time.OffsetDateTime.parse(text.strip()).toInstant();
+        } catch (java.time.format.DateTimeParseException e) {
+            throw invalidParameter("until must be an RFC 3339 time such as 2026-01-31T12:00:00Z");
+        }
+        if (t.isAfter(headline.now())) {
+            throw invalidParameter("until must not be in the future");
+        }
+        return t;
+    }
+
+    private static KvReuseException invalidParameter(String detail) {
+        return new KvReuseException(ProblemKind.INVALID, "invalid-parameter", "Invalid parameter", detail);
+    }
 
     /** The chosen headline window; anything but the offered ones is a 400 {@code invalid-parameter}. */
     private static ReuseHeadline.Window window(String key) {

@@ -110,8 +110,16 @@ class ReuseHeadline {
 
     /** The window ending now; it starts at a whole minute, as the answers are counted by minute. */
     Mono<Figures> last(Window window) {
-        Instant to = clock.instant();
+        return ending(window, clock.instant());
+    }
+
+    /** The window ending at {@code to} (an earlier window an operator looks back at). */
+    Mono<Figures> ending(Window window, Instant to) {
         return over(to.minus(window.length).truncatedTo(ChronoUnit.MINUTES), to);
+    }
+
+    Instant now() {
+        return clock.instant();
     }
 
     Mono<Figures> over(Instant from, Instant to) {

@@ -10,7 +10,6 @@ import io.kvreuse.support.TestTokens;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
-import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -59,6 +58,7 @@ class ReuseHeadlineIntegrationTests {
     Fleet.Engine target;
     String bank;
     Instant from;
+    HeadlineRows rows;
 
     @BeforeEach
     void fleet() {
@@ -68,6 +68,7 @@ class ReuseHeadlineIntegrationTests {
         donor = fleet.ready("DECODE", domain, 1, host);
         target = fleet.ready("PREFILL", domain, 1, host);
         bank = fleet.bank(donor, 1, 64);
+        rows = new HeadlineRows(db, domain, donor, target, bank);
         long hours = ThreadLocalRandom.current().nextLong(24 * 365 * 20);
         from = Instant.parse("2001-01-01T00:00:00Z").plus(Duration.ofHours(hours));
     }
@@ -206,6 +207,13 @@ class ReuseHeadlineIntegrationTests {
         assertThat(admin.html("/admin?window=15m", HttpStatus.OK))
                 .contains("last 15 minutes")
                 .doesNotContain("last 24 hours</span>");
+        assertThat(admin.html("/admin?window=1h&until=2010-01-01T01:00:00Z", HttpStatus.OK))
+                .contains("the hour ending 2010-01-01 01:00:00Z")
+                .doesNotContain("\">last hour</span>");
+        assertThat(admin.html("/admin?window=1h&until=yesterday", HttpStatus.BAD_REQUEST))
+                .contains("until must be an RFC 3339 time");
+        assertThat(admin.html("/admin?until=" + clock.instant().plus(Duration.ofDays(1)), HttpStatus.BAD_REQUEST))
+                .contains("until must not be in the future");
         assertThat(admin.html("/admin?window=2d", HttpStatus.BAD_REQUEST))
                 .contains("window must be one of 15m, 1h, 6h, 24h");
         var json = admin.getJson("/admin/api/overview?window=forever");
@@ -249,81 +257,22 @@ class ReuseHeadlineIntegrationTests {
             Instant createdAt,
             String state,
             String outcome,
-            int fetchBlocks,
-            Integer committedBlocks,
+            int fetch,
+            Integer committed,
             double recomputeMs,
             double transferMs) {
-        UUID id = UUID.randomUUID();
-        db.sql("""
-                        INSERT INTO lease (lease_id, request_id, state, outcome, domain_id, donor_incarnation_id, donor_epoch,
-                            bank_id, bank_epoch, target_incarnation_id, target_epoch, local_prefix_blocks, fetch_blocks,
-                            seq_hashes, transport_class, predicted_transfer_ms, predicted_recompute_ms, budget_bytes,
-                            manifest_bytes, created_at, ttl_deadline, transfer_deadline, abandon_deadline, state_changed_at,
-                            committed_blocks)
-                        VALUES (:id, :request, :state, :outcome, :domain, :donor, 1, :bank, 1, :target, 1, 0, :fetch,
-                            CAST(:hashes AS BIGINT[]), 'GPU_CUDA_IPC', :transferMs, :recomputeMs, 1048576, 1000, :at,
-                            :at, :at, :at, :at, :committed)
-                        """)
-                .bind("id", id)
-                .bind("request", "headline-test-" + id)
-                .bind("state", state)
-                .bind("outcome", outcome)
-                .bind("domain", domain)
-                .bind("donor", UUID.fromString(donor.id()))
-                .bind("bank", UUID.fromString(bank))
-                .bind("target", UUID.fromString(target.id()))
-                .bind("fetch", fetchBlocks)
-                .bind("hashes", "{1}")
-                .bind("transferMs", transferMs)
-                .bind("recomputeMs", recomputeMs)
-                .bind("at", createdAt.atOffset(ZoneOffset.UTC))
-                .bind("committed", io.kvreuse.store.Sql.orNull(committedBlocks, Integer.class))
-                .then()
-                .block();
-        return id;
+        return rows.lease(createdAt, state, outcome, fetch, committed, recomputeMs, transferMs);
     }
 
     private UUID order(UUID leaseId) {
-        UUID id = UUID.randomUUID();
-        db.sql("""
-                        INSERT INTO transfer_order (order_id, lease_id, host_id, state, deadline)
-                        VALUES (:id, :lease, :host, 'DONE', now())
-                        """)
-                .bind("id", id)
-                .bind("lease", leaseId)
-                .bind("host", "headline-host-" + id)
-                .then()
-                .block();
-        return id;
+        return rows.order(leaseId);
     }
 
     private void part(UUID orderId, int rank, String state, long bytes, long durationUs, Instant updatedAt) {
-        db.sql("""
-                        INSERT INTO transfer_part (order_id, rank, source, destination, slot_runs, bytes, state, bytes_moved,
-                            duration_us, updated_at)
-                        VALUES (:order, :rank, '{}', '{}', '[]', :bytes, :state, :bytes, :us, :at)
-                        """)
-                .bind("order", orderId)
-                .bind("rank", rank)
-                .bind("bytes", bytes)
-                .bind("state", state)
-                .bind("us", durationUs)
-                .bind("at", updatedAt.atOffset(ZoneOffset.UTC))
-                .then()
-                .block();
+        rows.part(orderId, rank, state, bytes, durationUs, updatedAt);
     }
 
     private void answers(Instant minute, String decision, String reason, long answers, long askedTokens) {
-        db.sql("""
-                        INSERT INTO selection_minute (minute, decision, reason, answers, asked_tokens)
-                        VALUES (:m, :d, :r, :a, :t)
-                        """)
-                .bind("m", minute.truncatedTo(ChronoUnit.MINUTES).atOffset(ZoneOffset.UTC))
-                .bind("d", decision)
-                .bind("r", reason)
-                .bind("a", answers)
-                .bind("t", askedTokens)
-                .then()
-                .block();
+        rows.answers(minute, decision, reason, answers, askedTokens);
     }
 }
