@@ -7,13 +7,13 @@
   const charts = {};
   // [column, legend label, colour]; every chart names its unit on the value axis
   const specs = {
-    'chart-rate': {unit: 'answers per second', fmt: plain,
+    'chart-rate': {unit: 'answers / s', fmt: plain,
       series: [['hintsPerSec', 'hints/s', '#2f855a'], ['noHintsPerSec', 'no-hints/s', '#b7791f']]},
     'chart-latency': {unit: 'milliseconds', fmt: plain,
       series: [['latencyP50Ms', 'p50 (ms)', '#2a6fdb'], ['latencyP99Ms', 'p99 (ms)', '#c53030']]},
-    'chart-bytes': {unit: 'bytes per second', fmt: bytesPerSec,
+    'chart-bytes': {unit: 'bytes / s', fmt: bytesPerSec,
       series: [['bytesPerSec', 'bytes/s', '#6b46c1']]},
-    'chart-gain': {unit: 'milliseconds per lease', fmt: plain,
+    'chart-gain': {unit: 'ms per lease', fmt: plain,
       series: [['predictedGainMs', 'predicted (ms)', '#2a6fdb'], ['realisedGainMs', 'realised (ms)', '#2f855a']]},
   };
 
@@ -31,7 +31,8 @@
     let u = 0;
     let x = Math.abs(v);
     while (x >= 1024 && u < units.length - 1) { x /= 1024; u++; }
-    return (v < 0 ? '-' : '') + (u === 0 || x >= 100 ? x.toFixed(0) : x.toFixed(1)) + ' ' + units[u];
+    const digits = x >= 100 || (u === 0 && Number.isInteger(x)) ? 0 : x >= 10 ? 1 : 2;
+    return (v < 0 ? '-' : '') + x.toFixed(digits) + ' ' + units[u];
   }
 
   const FONT = '12px system-ui, -apple-system, "Segoe UI", sans-serif';
@@ -51,10 +52,23 @@
     const cols = [data.t].concat(spec.series.map(s => data[s[0]]));
     if (!charts[id]) {
       const opts = {
-        width: el.clientWidth || 500, height: 200,
+        width: el.clientWidth || 500, height: 220,
+        // a single point, or none, still gets a readable range instead of a span of years
+        scales: {
+          // from the data itself: uPlot widens a single time point by 86400 units (years, in seconds)
+          x: {time: true, range: u => {
+            const t = (u.data[0] || []).filter(v => v != null);
+            const now = Date.now() / 1000;
+            if (t.length === 0) return [now - 300, now];
+            const lo = t[0], hi = t[t.length - 1];
+            return hi - lo < 60 ? [hi - 60, hi] : [lo, hi];
+          }},
+          y: {range: (u, min, max) => (min == null || max == null ? [0, 1]
+              : uPlot.rangeNum(Math.min(0, min), max <= 0 ? 1 : max, 0.1, true))},
+        },
         series: [{}].concat(spec.series.map(s => ({label: s[1], stroke: s[2], width: 2, spanGaps: false}))),
         axes: [
-          {label: 'time (browser clock)', labelSize: 20, labelFont: LABEL_FONT, font: FONT, size: 36},
+          {label: 'time (browser clock)', labelSize: 20, labelFont: LABEL_FONT, font: FONT, size: 50},
           {label: spec.unit, labelSize: 20, labelFont: LABEL_FONT, font: FONT, gap: 8,
             values: (u, vals) => vals.map(spec.fmt), size: (u, values) => axisWidth(values)},
         ],

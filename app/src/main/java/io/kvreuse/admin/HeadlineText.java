@@ -31,12 +31,16 @@ final class HeadlineText {
         out.put("realisedSaved", duration(f.realisedSavedMs()));
         out.put(
                 "savedLeases",
-                count(f.measuredLeases()) + " of " + count(f.committedLeases()) + " committed leases measured"
+                count(f.measuredLeases()) + " of " + count(f.committedLeases())
+                        + (f.committedLeases() == 1 ? " committed lease" : " committed leases") + " measured"
                         + (f.realisedShare() == null
                                 ? ""
                                 : " · realised " + percent(f.realisedShare()) + " of predicted"));
         out.put("bytesMoved", bytes(f.bytesMoved()));
-        out.put("bytesParts", count(f.finishedParts()) + " transfer parts finished");
+        out.put(
+                "bytesParts",
+                count(f.finishedParts()) + (f.finishedParts() == 1 ? " transfer part" : " transfer parts")
+                        + " finished");
         out.put(
                 "capped",
                 f.leasesCapped() || f.partsCapped()

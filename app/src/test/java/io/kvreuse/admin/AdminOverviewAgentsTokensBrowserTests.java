@@ -164,6 +164,9 @@ class AdminOverviewAgentsTokensBrowserTests {
         }
         shot("overview-headline");
         ((JavascriptExecutor) browser)
+                .executeScript("document.getElementById('chart-rate').scrollIntoView({block: 'start'});");
+        shot("overview-charts-rate-latency");
+        ((JavascriptExecutor) browser)
                 .executeScript("document.getElementById('chart-bytes').scrollIntoView({block: 'center'});");
         shot("overview-charts");
 
