@@ -31,9 +31,6 @@ class SelectionMinutes {
     static final String DECISIONS = "kvreuse.selection.decisions";
     static final String ASKED_TOKENS = "kvreuse.selection.asked.tokens";
 
-    /** Rows older than this are deleted (the longest headline window is a day). */
-    static final Duration KEPT = Duration.ofDays(8);
-
     private static final Log log = LogFactory.getLog(SelectionMinutes.class);
 
     private final MeterRegistry meters;
@@ -41,12 +38,14 @@ class SelectionMinutes {
     private final Clock clock;
     private final Map<String, long[]> flushed = new HashMap<>();
     private Mono<Void> last = Mono.empty();
+    private final Duration kept;
     private Instant pruned = Instant.EPOCH;
 
-    SelectionMinutes(MeterRegistry meters, DatabaseClient db, Clock clock) {
+    SelectionMinutes(MeterRegistry meters, DatabaseClient db, Clock clock, HeadlineProperties props) {
         this.meters = meters;
         this.db = db;
         this.clock = clock;
+        this.kept = props.minutesKept();
     }
 
     @Scheduled(
@@ -111,7 +110,7 @@ class SelectionMinutes {
         }
         pruned = now;
         return db.sql("DELETE FROM selection_minute WHERE minute < :cutoff")
-                .bind("cutoff", now.minus(KEPT).atOffset(ZoneOffset.UTC))
+                .bind("cutoff", now.minus(kept).atOffset(ZoneOffset.UTC))
                 .then();
     }
 
