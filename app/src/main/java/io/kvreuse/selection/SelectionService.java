@@ -49,7 +49,13 @@ class SelectionService {
     /** NO_HINT answers by reason. */
     static final String NO_HINTS = "kvreuse.selection.no.hints";
 
+    /** Prompt tokens the targets lacked, by decision (the overview's tokens reused vs computed). */
+    static final String ASKED_TOKENS = "kvreuse.selection.asked.tokens";
+
     private final Counter hints;
+    private final Counter hintTokens;
+    private final Counter noHintTokens;
+    private final FleetDirectory fleet;
     private final AtomicLong storeDownUntil = new AtomicLong();
 
     SelectionService(
@@ -59,8 +65,10 @@ class SelectionService {
             SelectionProperties properties,
             MeterRegistry meters,
             InventoryFeed inventory,
-            ApplicationEventPublisher events) {
+            ApplicationEventPublisher events,
+            FleetDirectory fleet) {
         this.selector = selector;
+        this.fleet = fleet;
         this.events = events;
         this.proposals = proposals;
         this.inflight = inflight;
@@ -93,6 +101,8 @@ class SelectionService {
                     .register(meters);
             noHints.put(r, new Counter[] {noHint, byReason});
         }
+        this.hintTokens = askedTokens(meters, "HINT");
+        this.noHintTokens = askedTokens(meters, "NO_HINT");
         Gauge.builder("kvreuse.index.entries", inventory, f -> f.index().stats().entries())
                 .description("block entries in this replica's in-memory prefix index")
                 .register(meters);
@@ -153,9 +163,25 @@ class SelectionService {
         Mono<SelectionApi.Response> timed = answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)))
                 .onErrorResume(
                         TimeoutException.class, e -> Mono.just(SelectionApi.Response.noHint(NoHintReason.DEADLINE)))
-                .doOnNext(r -> record(r, start));
+                .doOnNext(r -> record(r, start, askedTokens(request.targetIncarnationId(), chain.length - local)));
         // only an explained selection pays for its explanation
         return why == null ? timed : timed.map(r -> r.explained(why.explain(r)));
+    }
+
+    private static Counter askedTokens(MeterRegistry meters, String decision) {
+        return Counter.builder(ASKED_TOKENS)
+                .description("prompt tokens beyond the target's own prefix that selections were asked about, "
+                        + "by answer; 0 when the target or its domain is unknown")
+                .baseUnit("tokens")
+                .tags("decision", decision)
+                .register(meters);
+    }
+
+    /** Tokens the target lacks: blocks past its own prefix times its domain's block size. */
+    private long askedTokens(java.util.UUID targetId, int blocks) {
+        FleetDirectory.Incarnation target = fleet.incarnation(targetId);
+        FleetDirectory.Domain domain = target == null ? null : fleet.domain(target.domainId());
+        return domain == null ? 0 : (long) Math.max(0, blocks) * domain.blockSizeTokens();
     }
 
     /**
@@ -196,10 +222,11 @@ class SelectionService {
                                 e -> {}));
     }
 
-    private void record(SelectionApi.Response r, long start) {
+    private void record(SelectionApi.Response r, long start, long askedTokens) {
         latency.record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
         if (r.reason() == null) {
             hints.increment();
+            hintTokens.increment(askedTokens);
             gain.record(
                     Math.round(Math.max(0, r.predicted().gainMs()) * 1_000_000),
                     java.util.concurrent.TimeUnit.NANOSECONDS);
@@ -208,6 +235,7 @@ class SelectionService {
             for (Counter c : noHints.get(r.reason())) {
                 c.increment();
             }
+            noHintTokens.increment(askedTokens);
         }
     }
 

@@ -23,7 +23,9 @@ import org.springframework.context.annotation.Import;
             "kvreuse.embedded-database.durable=false",
             "KVREUSE_BOOTSTRAP_TOKEN=" + TestTokens.BOOTSTRAP,
             // tests drive publication through owner events; the periodic reconciliation would race them
-            "kvreuse.inventory.publication-check=10m"
+            "kvreuse.inventory.publication-check=10m",
+            // headline tests write answer minutes at hours of the past that nothing else uses
+            "kvreuse.admin.headline.minutes-kept=36500d"
         })
 @AutoConfigureWebTestClient
 @Import(TestSupportConfiguration.class)
