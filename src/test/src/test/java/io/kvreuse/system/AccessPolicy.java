@@ -21,8 +21,6 @@ import java.util.Map;
  *       a host nobody registered yet) and 404 on lease-addressed ones, as above;
  *   <li>{@code scope:403}: an ENGINE token scoped to another host may not register there: 403;
  *   <li>{@code -}: the role may not call it: 403;
- *   <li>{@code session}: not an API endpoint: the admin dashboard's own JSON, for a signed-in
- *       browser only; every bearer token gets 401.
  * </ul>
  *
  * <p>Without a token, or with an unknown, malformed or revoked one, every operation answers 401;
@@ -99,7 +97,6 @@ final class AccessPolicy {
             | GET /api/v1/cleanup/plans/{planId}                     | -      | -       | -        | yes      |
             | POST /api/v1/cleanup/plans/{planId}/execute            | -      | -       | -        | yes      |
             | GET /api/v1/audit                                      | -      | -       | -        | yes      |
-            | GET /admin/api/overview                                | session | session | session | session  |
             """;
 
     /** Roles in the table's column order. */
@@ -129,9 +126,6 @@ final class AccessPolicy {
             return Expected.UNAUTHENTICATED;
         }
         String cell = cell(operation, caller.role());
-        if (cell.equals("session")) {
-            return Expected.UNAUTHENTICATED;
-        }
         if (cell.equals("-")) {
             return Expected.FORBIDDEN;
         }
