@@ -43,16 +43,23 @@ class BankController {
         return CurrentPrincipal.get().flatMap(p -> banks.ready(bankId, rank, p));
     }
 
+    /** {@code ifEpoch}: reset only that epoch; a later epoch means the reset already happened (no-op). */
     @PostMapping("/api/v1/banks/{bankId}/reset")
-    Mono<BankView> reset(@PathVariable UUID bankId) {
-        return CurrentPrincipal.get().flatMap(p -> banks.reset(bankId, p));
+    Mono<BankView> reset(
+            @PathVariable UUID bankId,
+            @org.springframework.web.bind.annotation.RequestParam(required = false) @org.jspecify.annotations.Nullable
+                    Long ifEpoch) {
+        return CurrentPrincipal.get().flatMap(p -> banks.reset(bankId, ifEpoch, p));
     }
 
     @PostMapping("/api/v1/banks/{bankId}/events")
     Mono<Map<String, Long>> events(@PathVariable UUID bankId, @Valid @RequestBody InventoryRequests.Events batch) {
         return CurrentPrincipal.get()
                 .flatMap(p -> ingestion.ingest(bankId, batch, p))
-                .map(applied -> Map.of("appliedThroughEventId", applied));
+                .map(applied -> applied.unplacedBlocks() == 0
+                        ? Map.of("appliedThroughEventId", applied.appliedThroughEventId())
+                        : Map.of("appliedThroughEventId", applied.appliedThroughEventId(), "unplacedBlocks", (long)
+                                applied.unplacedBlocks()));
     }
 
     @PutMapping("/api/v1/banks/{bankId}/parts/{rank}/snapshot")

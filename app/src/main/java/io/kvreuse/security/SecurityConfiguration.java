@@ -120,7 +120,14 @@ class SecurityConfiguration {
                 .pathMatchers("/api/v1/incarnations/**", "/api/v1/incarnations")
                 .hasRole(ENGINE.name())
                 .pathMatchers(HttpMethod.GET, "/api/v1/banks/**")
-                .access(any(ENGINE, OPERATOR))
+                .access(any(ENGINE, OPERATOR, AGENT))
+                // the host's agent bridges the engines' own KV event streams into their banks
+                .pathMatchers(
+                        HttpMethod.POST,
+                        "/api/v1/banks/*/events",
+                        "/api/v1/banks/*/reset",
+                        "/api/v1/banks/*/parts/*/stream-breaks")
+                .access(any(ENGINE, AGENT))
                 .pathMatchers("/api/v1/banks/**")
                 .hasRole(ENGINE.name())
                 .pathMatchers("/api/v1/donor-selections/**", "/api/v1/donor-selections")
