@@ -163,6 +163,7 @@ final class RankStream implements AutoCloseable {
         if (want != null && seq < want) {
             metrics.restarts.increment();
             breakStream(StreamBreak.Kind.RESTART, want, seq);
+            metrics.awaitingSnapshot.increment();
             return;
         }
         if (want != null && seq > want) {
@@ -178,6 +179,7 @@ final class RankStream implements AutoCloseable {
             if (expected != null && expected < seq) {
                 metrics.gapsUnrecovered.increment();
                 breakStream(StreamBreak.Kind.GAP, expected, seq);
+                metrics.awaitingSnapshot.increment();
                 return;
             }
         }
