@@ -139,6 +139,9 @@ public final class SimDecodeEngine extends SimEngine {
     /** Writes the blocks, publishes them on every rank's stream and waits until the bank applied them. */
     private void publish(long[] chain, int fromPosition, int firstSlot) {
         int n = chain.length - fromPosition;
+        if (n <= 0) {
+            return;
+        }
         long[] hashes = java.util.Arrays.copyOfRange(chain, fromPosition, chain.length);
         int[] slots = new int[n];
         for (int i = 0; i < n; i++) {

@@ -62,6 +62,9 @@ final class RankStream implements AutoCloseable {
 
     // receiver state
     private @Nullable Long expected;
+    /** Live sequences below it arrived through the catch-up replay already (until live traffic passes it). */
+    private long duplicatesBelow = Long.MIN_VALUE;
+
     private volatile boolean broken;
     // forwarder state
     private long nextEventId;
@@ -125,6 +128,7 @@ final class RankStream implements AutoCloseable {
             sub.setReceiveTimeOut(200);
             sub.connect(stream.endpoint());
             sub.subscribe(stream.topic() == null ? new byte[0] : stream.topic().getBytes(StandardCharsets.UTF_8));
+            catchUp();
             while (running) {
                 byte[] first = sub.recv();
                 if (first == null) {
@@ -153,8 +157,32 @@ final class RankStream implements AutoCloseable {
         }
     }
 
+    /**
+     * Whatever the engine published before this subscription (while no agent listened, or before
+     * the subscriber joined) comes from the replay socket; the live socket may repeat some of it.
+     */
+    private void catchUp() throws InterruptedException {
+        Long want = expected;
+        if (want == null || broken || stream.replayEndpoint() == null) {
+            return;
+        }
+        for (Replayed r : replay(want, Long.MAX_VALUE)) {
+            if (r.seq() == expected) {
+                metrics.replayed.increment();
+                if (!handle(r.seq(), r.payload())) {
+                    return;
+                }
+            }
+        }
+        duplicatesBelow = expected == null ? Long.MIN_VALUE : expected;
+    }
+
     private void onMessage(long seq, byte[] payload) throws InterruptedException {
         metrics.engineBatches.increment();
+        if (seq < duplicatesBelow) {
+            return;
+        }
+        duplicatesBelow = Long.MIN_VALUE;
         if (broken) {
             metrics.awaitingSnapshot.increment();
             return;

@@ -44,7 +44,9 @@ public final class KvEventsBenchmark {
 
     public static void main(String[] args) throws Exception {
         Path jar = Path.of(args.length > 0 ? args[0] : "app/target/kvreuse.jar");
-        int lagRate = args.length > 1 ? Integer.parseInt(args[1]) : 50_000;
+        int[] lagRates = java.util.Arrays.stream((args.length > 1 ? args[1] : "50000").split(","))
+                .mapToInt(Integer::parseInt)
+                .toArray();
         int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 20;
         int lossSeconds = args.length > 3 ? Integer.parseInt(args[3]) : 60;
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
@@ -86,12 +88,27 @@ public final class KvEventsBenchmark {
                 bridge.start();
                 Thread.sleep(1000);
                 throughput(streams, registry, seconds);
-                lag(http, fleet, streams, registry, lagRate, seconds);
+                for (int rate : lagRates) {
+                    drain(registry);
+                    lag(http, fleet, streams, registry, rate, seconds);
+                }
+                drain(registry);
                 loss(http, streams, registry, lossSeconds);
             } finally {
                 streams.forEach(Stream::close);
             }
         }
+    }
+
+    /** Waits until the bridge forwarded everything queued before (its counter stands still for 2 s). */
+    private static void drain(SimpleMeterRegistry registry) throws InterruptedException {
+        long start = System.nanoTime();
+        double last = -1;
+        while (forwardedBlocks(registry) != last) {
+            last = forwardedBlocks(registry);
+            Thread.sleep(2000);
+        }
+        System.out.printf("(drained the previous phase's backlog in %.1f s)%n", (System.nanoTime() - start) / 1e9);
     }
 
     private static double forwardedBlocks(SimpleMeterRegistry registry) {
@@ -212,6 +229,14 @@ public final class KvEventsBenchmark {
         load.join();
         double elapsed = (System.nanoTime() - started) / 1e9;
         long[] sorted = lags.stream().mapToLong(Long::longValue).sorted().toArray();
+        if (sorted.length == 0) {
+            System.out.println("lag: no probe completed");
+            return;
+        }
+        long invisible = lags.stream().filter(l -> l == Long.MAX_VALUE).count();
+        if (invisible > 0) {
+            System.out.println("lag: " + invisible + " of " + sorted.length + " probes were not visible within 10 s");
+        }
         System.out.printf(
                 "lag: background applied %.0f block events/s; publish->visible in donor selection over %d probes: "
                         + "p50 %.1f ms, p99 %.1f ms, max %.1f ms (includes one selection round trip per poll)%n",
@@ -256,8 +281,13 @@ public final class KvEventsBenchmark {
         long restarts = 0;
         long snapshots = 0;
         long end = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
+        long nextCheck = 0;
         while (System.nanoTime() < end) {
             Stream s = streams.get(random.nextInt(streams.size()));
+            if (s.pausedUntil > System.nanoTime()) {
+                LockSupport.parkNanos(1_000_000);
+                continue; // until the bridge resubscribed behind the snapshot: nothing falls between
+            }
             int dice = random.nextInt(1000);
             if (dice < 20) {
                 s.withholdLoad();
@@ -273,9 +303,12 @@ public final class KvEventsBenchmark {
                 s.publishLoad();
                 published++;
             }
-            LockSupport.parkNanos(1_000_000);
-            for (Stream t : streams) {
-                snapshots += t.snapshotIfBroken(http);
+            LockSupport.parkNanos(10_000_000);
+            if (System.nanoTime() > nextCheck) {
+                for (Stream t : streams) {
+                    snapshots += t.snapshotIfBroken(http);
+                }
+                nextCheck = System.nanoTime() + 500_000_000L;
             }
         }
         // drain: a final batch on each stream delivers withheld ones through replay
@@ -329,6 +362,8 @@ public final class KvEventsBenchmark {
         private volatile boolean running = true;
         private long next;
         private int slot = PROBE_SLOTS;
+        /** After a snapshot, the stream publishes again once the bridge resubscribed. */
+        volatile long pausedUntil;
         /** A withheld batch the next live one will make the subscriber replay. */
         volatile boolean withheldPending;
 
@@ -418,6 +453,7 @@ public final class KvEventsBenchmark {
                             "sourceSequence",
                             Math.max(0, seq)),
                     200);
+            pausedUntil = System.nanoTime() + 2_000_000_000L;
             return 1;
         }
 
