@@ -5,8 +5,6 @@ import io.kvreuse.security.CurrentPrincipal;
 import jakarta.validation.Valid;
 import java.util.List;
 import java.util.UUID;
-import org.springframework.http.ResponseEntity;
-import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -37,13 +35,6 @@ class EventSourceController {
     @GetMapping("/api/v1/banks/{bankId}/event-source")
     Mono<KvEventSource> get(@PathVariable UUID bankId) {
         return CurrentPrincipal.get().flatMap(p -> sources.get(bankId, p));
-    }
-
-    @DeleteMapping("/api/v1/banks/{bankId}/event-source")
-    Mono<ResponseEntity<Void>> remove(@PathVariable UUID bankId) {
-        return CurrentPrincipal.get()
-                .flatMap(p -> sources.remove(bankId, p))
-                .thenReturn(ResponseEntity.noContent().build());
     }
 
     /** The sources of every live bank on the host: what its agent subscribes to, and where each rank stands. */

@@ -165,22 +165,6 @@ class EventSources {
                 .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)));
     }
 
-    /** {@code DELETE /banks/{bankId}/event-source}: the engine feeds the events API itself again. */
-    Mono<Void> remove(UUID bankId, ApiPrincipal caller) {
-        return store.bank(bankId, true)
-                .filter(b -> b.ownerSubject().equals(caller.subject()) && caller.agentHost() == null)
-                .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)))
-                .flatMap(bank -> db.sql("DELETE FROM bank_event_source WHERE bank_id = :b")
-                        .bind("b", bankId)
-                        .fetch()
-                        .rowsUpdated()
-                        .flatMap(n -> n == 0
-                                ? Mono.error(noSource(bankId))
-                                : audit.record(AuditEntry.action(
-                                        caller.actor(), "bank", bankId.toString(), "EVENT_SOURCE_REMOVED"))))
-                .as(tx::transactional);
-    }
-
     /** The bank's source, for its owner, an operator or the host's agent. */
     Mono<KvEventSource> get(UUID bankId, ApiPrincipal caller) {
         return store.bank(bankId, false)

@@ -79,7 +79,6 @@ final class AccessPolicy {
             | POST /api/v1/banks/{bankId}/parts/{rank}/stream-breaks | -      | own:404 | host:404 | -        |
             | GET /api/v1/banks/{bankId}/event-source                | -      | own:404 | host:404 | yes      |
             | PUT /api/v1/banks/{bankId}/event-source                | -      | own:404 | -        | -        |
-            | DELETE /api/v1/banks/{bankId}/event-source             | -      | own:404 | -        | -        |
             | GET /api/v1/agents/{hostId}/event-sources              | -      | -       | host:403 | yes      |
             | POST /api/v1/donor-selections                          | yes    | -       | -        | -        |
             | POST /api/v1/donor-selections/batch                    | yes    | -       | -        | -        |
