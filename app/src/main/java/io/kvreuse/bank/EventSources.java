@@ -183,7 +183,23 @@ class EventSources {
                     "Token is for another host",
                     "this token acts for host " + caller.agentHost() + ", not " + hostId));
         }
-        return sources("i.host_id = :key AND b.state <> 'DROPPED' AND i.state IN ('REGISTERED', 'READY')", hostId);
+        // a host nobody registered (no agent, no engine) is unknown, as for the other agent resources
+        return db.sql("""
+                        SELECT EXISTS (SELECT 1 FROM node_agent WHERE host_id = :h)
+                            OR EXISTS (SELECT 1 FROM engine_incarnation WHERE host_id = :h) AS known
+                        """)
+                .bind("h", hostId)
+                .map((row, meta) -> Boolean.TRUE.equals(row.get("known", Boolean.class)))
+                .one()
+                .flatMapMany(known -> known
+                        ? sources(
+                                "i.host_id = :key AND b.state <> 'DROPPED' AND i.state IN ('REGISTERED', 'READY')",
+                                hostId)
+                        : Flux.error(new KvReuseException(
+                                ProblemKind.NOT_FOUND,
+                                "no-such-agent",
+                                "No such agent",
+                                "no agent or engine registered for host " + hostId)));
     }
 
     private Flux<KvEventSource> sources(String where, Object key) {

@@ -96,10 +96,14 @@ class EventSourceIntegrationTests {
                 .containsEntry("eventsStarted", false)
                 .doesNotContainKey("sourceSequence");
 
-        // another host's agent sees none of it, and may not read this host's list
+        // a host nobody registered is unknown, and another host's agent may not read this host's list
         String other = Fleet.host();
-        assertThat(agentSources(tokens.mint(Role.AGENT, "agent-" + other, other), other, 200))
-                .isEmpty();
+        agentSourcesRaw(tokens.mint(Role.AGENT, "agent-" + other, other), other)
+                .expectStatus()
+                .isNotFound()
+                .expectBody()
+                .jsonPath("$.type")
+                .isEqualTo("https://kvreuse.io/problems/no-such-agent");
         agentSourcesRaw(tokens.mint(Role.AGENT, "agent-" + other, other), host)
                 .expectStatus()
                 .isForbidden();
