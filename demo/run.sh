@@ -3,19 +3,21 @@
 # NIXL emulator, simulated decode and prefill engines serving a multi-turn conversation with reuse
 # off and then on, an engine crash cleaned up by the operator, and the OFF-vs-ON report.
 #
-#   demo/run.sh [--keep-running] [--port N] [--home DIR] | --help
+#   demo/run.sh [--keep-running] [--port N] [--home DIR] [--kv-events] | --help
 #
 # Builds app/target/kvreuse.jar first when it is missing (KVREUSE_JAR names another jar).
 set -euo pipefail
 
 usage() {
   cat <<'USAGE'
-usage: demo/run.sh [--keep-running] [--port N] [--home DIR]
+usage: demo/run.sh [--keep-running] [--port N] [--home DIR] [--kv-events]
   --keep-running  after the report, keep the control plane, agent and engines running with
                   background conversations (dashboard usable) until Ctrl-C
   --port N        the control plane's port (default 8080; any free port if taken; 0 = any)
   --home DIR      keep the embedded database and logs in DIR (default: a temporary
                   directory, removed at the end)
+  --kv-events     decode engines publish their banks as vLLM KVEvents over ZMQ, which the
+                  node agent bridges, instead of calling the events API
   -h, --help      print this and exit
 USAGE
 }

@@ -2,6 +2,8 @@ package io.kvreuse;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -59,6 +61,18 @@ class ArchitectureTests {
                         "org.flywaydb..",
                         "io.kvreuse.store..")
                 .allowEmptyShould(true)
+                .check(kvreuse);
+    }
+
+    @Test
+    void kvEventBridgeSeesOnlyTheWireProtocolOfKvreuse() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.kvreuse.agent.kvevents..")
+                .should()
+                .dependOnClassesThat(JavaClass.Predicates.resideInAPackage("io.kvreuse..")
+                        .and(DescribedPredicate.not(JavaClass.Predicates.resideInAnyPackage(
+                                "io.kvreuse.agent.kvevents..", "io.kvreuse.protocol..", "io.kvreuse.transfer.."))))
                 .check(kvreuse);
     }
 

@@ -161,6 +161,17 @@ class AgentConfiguration {
         return new AgentRuntime(props, session, client, runner, earlier, lost, outbox, workers, gpus, regions, clock);
     }
 
+    /** Subscribes to the engines' own KV event streams named by this host's banks. */
+    @Bean(destroyMethod = "close")
+    io.kvreuse.agent.kvevents.KvEventBridge kvEventBridge(AgentProperties props, MeterRegistry registry) {
+        var bridge = new io.kvreuse.agent.kvevents.KvEventBridge(
+                new io.kvreuse.agent.kvevents.HttpInventoryFeed(props.controlPlane(), props.token(), props.hostId()),
+                registry,
+                props.kvEvents().refreshInterval(),
+                props.retryBackoff());
+        return props.kvEvents().enabled() ? bridge.start() : bridge;
+    }
+
     @Bean
     NixlHealthIndicator nixlHealthIndicator(
             GpuAgents gpus, AgentSession session, AgentRuntime runtime, AgentProperties props) {

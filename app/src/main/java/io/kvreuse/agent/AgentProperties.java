@@ -34,6 +34,7 @@ import org.springframework.validation.annotation.Validated;
  * @param emulator fault injection of the emulator, for tests and demos; ignored on a real NIXL
  * @param lockFile the file whose lock makes this the host's only agent process; unset: {@code
  *     agent-<hostId>.lock} in the data directory ({@code KVREUSE_HOME})
+ * @param kvEvents the bridge from the engines' own KV event streams (docs/kv-events.md)
  */
 @Validated
 @ConfigurationProperties("kvreuse.agent")
@@ -51,13 +52,22 @@ record AgentProperties(
         @DefaultValue("5s") Duration maxRetryBackoff,
         @DefaultValue("8") @Min(1) @Max(256) int workers,
         @DefaultValue @Valid Emulator emulator,
-        @Nullable Path lockFile) {
+        @Nullable Path lockFile,
+        @DefaultValue @Valid KvEvents kvEvents) {
 
     /** A GPU of this host: CUDA ordinal and UUID. */
     record Gpu(@Min(0) @Max(1023) int ordinal, @NotBlank String uuid) {}
 
     /** @param stallTransfers posted transfers never progress (to exercise UNCERTAIN and QUIESCED) */
     record Emulator(@DefaultValue("false") boolean stallTransfers) {}
+
+    /**
+     * @param enabled subscribe to the event sources the host's banks name
+     * @param refreshInterval how often the list of event sources is read again
+     */
+    record KvEvents(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("2s") Duration refreshInterval) {}
 
     @Override
     public String toString() {

@@ -51,10 +51,14 @@ class BankController {
         return CurrentPrincipal.get().flatMap(p -> banks.ready(bankId, rank, p));
     }
 
+    /** {@code ifEpoch}: reset only that epoch; a later epoch means the reset already happened (no-op). */
     @Operation(operationId = "resetBank", summary = "Reset a bank: epoch + 1, empty (ENGINE)")
     @PostMapping("/api/v1/banks/{bankId}/reset")
-    Mono<BankView> reset(@PathVariable UUID bankId) {
-        return CurrentPrincipal.get().flatMap(p -> banks.reset(bankId, p));
+    Mono<BankView> reset(
+            @PathVariable UUID bankId,
+            @org.springframework.web.bind.annotation.RequestParam(required = false) @org.jspecify.annotations.Nullable
+                    Long ifEpoch) {
+        return CurrentPrincipal.get().flatMap(p -> banks.reset(bankId, ifEpoch, p));
     }
 
     @ApiResponse(
@@ -68,7 +72,10 @@ class BankController {
     Mono<Map<String, Long>> events(@PathVariable UUID bankId, @Valid @RequestBody InventoryRequests.Events batch) {
         return CurrentPrincipal.get()
                 .flatMap(p -> ingestion.ingest(bankId, batch, p))
-                .map(applied -> Map.of("appliedThroughEventId", applied));
+                .map(applied -> applied.unplacedBlocks() == 0
+                        ? Map.of("appliedThroughEventId", applied.appliedThroughEventId())
+                        : Map.of("appliedThroughEventId", applied.appliedThroughEventId(), "unplacedBlocks", (long)
+                                applied.unplacedBlocks()));
     }
 
     @Operation(operationId = "sendInventorySnapshot", summary = "Replace one rank's inventory with a snapshot (ENGINE)")

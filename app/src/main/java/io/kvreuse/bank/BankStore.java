@@ -61,12 +61,20 @@ class BankStore {
             boolean disagreement,
             String ownerSubject,
             String ownerState,
-            int tp) {}
+            int tp,
+            String hostId) {
+
+        /** The owner engine, or the node agent of the bank's host (which bridges its event streams). */
+        boolean feedableBy(io.kvreuse.security.ApiPrincipal caller) {
+            return ownerSubject.equals(caller.subject()) && caller.agentHost() == null
+                    || hostId.equals(caller.agentHost());
+        }
+    }
 
     Mono<BankRow> bank(UUID bankId, boolean lock) {
         return db.sql("""
                         SELECT b.bank_id, b.incarnation_id, b.capacity_blocks, b.bank_epoch, b.state, b.rank_disagreement,
-                               i.owner_subject, i.state AS owner_state,
+                               i.owner_subject, i.state AS owner_state, i.host_id,
                                (SELECT count(*) FROM bank_part p WHERE p.bank_id = b.bank_id) AS tp
                         FROM retained_bank b JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id
                         WHERE b.bank_id = :id
@@ -81,7 +89,8 @@ class BankStore {
                         Boolean.TRUE.equals(row.get("rank_disagreement", Boolean.class)),
                         row.get("owner_subject", String.class),
                         row.get("owner_state", String.class),
-                        row.get("tp", Long.class).intValue()))
+                        row.get("tp", Long.class).intValue(),
+                        row.get("host_id", String.class)))
                 .one();
     }
 

@@ -24,6 +24,7 @@ final class BatchEffect {
 
     private final Map<Integer, Long> slotHolder = new HashMap<>();
     private final int capacity;
+    private boolean placed;
 
     private BatchEffect(int capacity) {
         this.capacity = capacity;
@@ -31,7 +32,16 @@ final class BatchEffect {
 
     /** The net effect of events {@code skip..} of the batch (earlier ones were applied before). */
     static BatchEffect of(InventoryRequests.Events batch, int skip, int capacity) {
+        return of(batch, skip, capacity, false);
+    }
+
+    /**
+     * As {@link #of(InventoryRequests.Events, int, int)} for a batch whose positions {@link BlockPositions}
+     * filled: a STORED event may then have lost every block (none could be placed) and still counts.
+     */
+    static BatchEffect of(InventoryRequests.Events batch, int skip, int capacity, boolean placed) {
         BatchEffect effect = new BatchEffect(capacity);
+        effect.placed = placed;
         int items = 0;
         for (var event : batch.events()) {
             items += event.blocks() == null ? 0 : event.blocks().size();
@@ -63,7 +73,7 @@ final class BatchEffect {
     private void apply(InventoryRequests.Event event, String where, boolean counts) {
         switch (event.type()) {
             case STORED -> {
-                if (event.blocks() == null || event.blocks().isEmpty() || event.seqHashes() != null) {
+                if (event.blocks() == null || (event.blocks().isEmpty() && !placed) || event.seqHashes() != null) {
                     throw invalid("invalid-event", where + ": a STORED event carries blocks and nothing else");
                 }
                 for (int j = 0; j < event.blocks().size(); j++) {

@@ -34,6 +34,10 @@ class InventoryIngestion {
     private final ApplicationEventPublisher events;
     private final MeterRegistry meters;
     private final RetainedBanks banks;
+    private final BlockPositions positions;
+
+    /** What a batch did: applied through an event id; blocks left out for want of a known parent. */
+    record Applied(long appliedThroughEventId, int unplacedBlocks) {}
 
     InventoryIngestion(
             DatabaseClient db,
@@ -43,8 +47,10 @@ class InventoryIngestion {
             AuditTrail audit,
             ApplicationEventPublisher events,
             MeterRegistry meters,
-            RetainedBanks banks) {
+            RetainedBanks banks,
+            BlockPositions positions) {
         this.banks = banks;
+        this.positions = positions;
         this.db = db;
         this.tx = tx;
         this.store = store;
@@ -87,43 +93,63 @@ class InventoryIngestion {
                 .register(meters);
     }
 
-    private record Part(long lastEventId, boolean needsSnapshot) {}
+    /**
+     * A rank's position in its event stream. Before its first batch a rank stands at 0 with nothing
+     * applied, so a first batch from 0 or from 1 both continue it.
+     */
+    private record Part(long lastEventId, boolean needsSnapshot, boolean started) {
+
+        /** The last applied id as the batch starting at {@code first} sees it (-1: nothing, counting from 0). */
+        long appliedBefore(long first) {
+            return !started && first == 0 ? -1 : lastEventId;
+        }
+    }
 
     /** Outcome of a batch inside the transaction: applied through an id, or a gap to report after commit. */
     private record Outcome(long appliedThrough, @Nullable KvReuseException afterCommit) {}
 
-    Mono<Long> ingest(UUID bankId, InventoryRequests.Events batch, ApiPrincipal caller) {
-        int rank = batch.rank();
+    Mono<Applied> ingest(UUID bankId, InventoryRequests.Events request, ApiPrincipal caller) {
+        int rank = request.rank();
         ChangeSet changes = new ChangeSet();
+        int[] unplaced = {0};
         return locked(bankId, rank, caller)
-                .flatMap(ctx -> {
+                .flatMap(ctx -> positions.place(bankId, rank, request).map(placed -> {
+                    unplaced[0] = placed.unplaced();
+                    return java.util.Map.entry(ctx, placed.batch());
+                }))
+                .flatMap(placed -> {
+                    Locked ctx = placed.getKey();
+                    InventoryRequests.Events batch = placed.getValue();
                     BankStore.BankRow bank = ctx.bank();
                     Part part = ctx.part();
                     long first = batch.firstEventId();
                     long last = first + batch.events().size() - 1;
+                    long applied = part.appliedBefore(first);
                     if (part.needsSnapshot()) {
-                        BatchEffect.of(batch, batch.events().size(), bank.capacity());
+                        BatchEffect.of(batch, batch.events().size(), bank.capacity(), true);
                         return Mono.error(BankExceptions.snapshotRequired(bankId, rank, part.lastEventId()));
                     }
-                    if (last <= part.lastEventId()) {
-                        BatchEffect.of(batch, batch.events().size(), bank.capacity());
+                    if (last <= applied) {
+                        BatchEffect.of(batch, batch.events().size(), bank.capacity(), true);
                         batches("duplicate").increment();
                         return Mono.just(new Outcome(part.lastEventId(), null));
                     }
-                    if (first > part.lastEventId() + 1) {
-                        return gap(bank, rank, part.lastEventId() + 1, caller.actor(), changes);
+                    if (first > applied + 1) {
+                        return gap(bank, rank, applied + 1, caller.actor(), changes);
                     }
-                    int skip = (int) (part.lastEventId() + 1 - first);
-                    BatchEffect effect = BatchEffect.of(batch, skip, bank.capacity());
+                    int skip = (int) (applied + 1 - first);
+                    BatchEffect effect = BatchEffect.of(batch, skip, bank.capacity(), true);
                     return writes.checkParents(bankId, rank, effect)
                             .then(writes.apply(bankId, rank, bank.tp(), effect, false, changes))
                             .flatMap(disagrees -> markDisagreement(bank, disagrees, caller.actor()))
                             .then(db.sql("""
-                                            UPDATE bank_part SET last_event_id = :last, native_clears = native_clears + :clears
+                                            UPDATE bank_part SET last_event_id = :last, native_clears = native_clears + :clears,
+                                                   events_started = TRUE, source_sequence = coalesce(:seq, source_sequence)
                                             WHERE bank_id = :b AND rank = :r
                                             """)
                                     .bind("last", last)
                                     .bind("clears", (long) effect.nativeClears)
+                                    .bind("seq", io.kvreuse.store.Sql.orNull(batch.sourceSequence(), Long.class))
                                     .bind("b", bankId)
                                     .bind("r", rank)
                                     .then())
@@ -135,7 +161,9 @@ class InventoryIngestion {
                         .thenReturn(outcome))
                 .as(tx::transactional)
                 .doOnSuccess(o -> events.publishEvent(new BankChanged(bankId)))
-                .flatMap(o -> o.afterCommit() == null ? Mono.just(o.appliedThrough()) : Mono.error(o.afterCommit()));
+                .flatMap(o -> o.afterCommit() == null
+                        ? Mono.just(new Applied(o.appliedThrough(), unplaced[0]))
+                        : Mono.error(o.afterCommit()));
     }
 
     private Mono<Outcome> gap(BankStore.BankRow bank, int rank, long expected, String actor, ChangeSet changes) {
@@ -175,9 +203,13 @@ class InventoryIngestion {
                     BatchEffect effect =
                             BatchEffect.ofSnapshot(snapshot.blocks(), ctx.bank().capacity());
                     return writes.apply(bankId, rank, ctx.bank().tp(), effect, true, new ChangeSet())
-                            .then(db.sql(
-                                            "UPDATE bank_part SET last_event_id = :last, needs_snapshot = FALSE WHERE bank_id = :b AND rank = :r")
+                            .then(db.sql("""
+                                            UPDATE bank_part SET last_event_id = :last, needs_snapshot = FALSE, events_started = TRUE,
+                                                   source_sequence = :seq
+                                            WHERE bank_id = :b AND rank = :r
+                                            """)
                                     .bind("last", snapshot.throughEventId())
+                                    .bind("seq", io.kvreuse.store.Sql.orNull(snapshot.sourceSequence(), Long.class))
                                     .bind("b", bankId)
                                     .bind("r", rank)
                                     .then())
@@ -208,16 +240,18 @@ class InventoryIngestion {
 
     private Mono<Locked> locked(UUID bankId, int rank, ApiPrincipal caller) {
         return store.bank(bankId, true)
-                .filter(b -> b.ownerSubject().equals(caller.subject()))
+                .filter(b -> b.feedableBy(caller))
                 .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)))
                 .flatMap(bank -> bank.state() == BankState.DROPPED
                         ? Mono.error(BankExceptions.dropped(bankId))
-                        : db.sql("SELECT last_event_id, needs_snapshot FROM bank_part WHERE bank_id = :b AND rank = :r")
+                        : db.sql(
+                                        "SELECT last_event_id, needs_snapshot, events_started FROM bank_part WHERE bank_id = :b AND rank = :r")
                                 .bind("b", bankId)
                                 .bind("r", rank)
                                 .map((row, meta) -> new Part(
                                         row.get("last_event_id", Long.class),
-                                        Boolean.TRUE.equals(row.get("needs_snapshot", Boolean.class))))
+                                        Boolean.TRUE.equals(row.get("needs_snapshot", Boolean.class)),
+                                        Boolean.TRUE.equals(row.get("events_started", Boolean.class))))
                                 .one()
                                 .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchPart(bankId, rank)))
                                 .map(part -> new Locked(bank, part)));

@@ -29,7 +29,19 @@ public final class InventoryRequests {
             Integer capacityBlocks,
 
             @Schema(description = "One part per rank (1–64)") @NotNull @Size(min = 1, max = 64)
-            List<@Valid @NotNull Part> parts) {}
+            List<@Valid @NotNull Part> parts,
+
+            @Schema(
+                    description =
+                            "Where the engine publishes its own KV event streams (absent: it calls the events API)")
+            @Valid
+            @Nullable
+            EventSourceRequest eventSource) {
+
+        CreateBank(Integer capacityBlocks, List<Part> parts) {
+            this(capacityBlocks, parts, null);
+        }
+    }
 
     @Schema(name = "BankPartRequest", description = "One rank's part of a bank: the region that holds its blocks")
     record Part(
@@ -57,6 +69,12 @@ public final class InventoryRequests {
         }
     }
 
+    /**
+     * One ordered batch of a rank. Event ids count from 0 or from 1: a rank's first batch may start
+     * at either, every later one continues where the rank stands. {@code sourceSequence} is the
+     * engine's own sequence number of the last engine batch this one completes (node agents
+     * bridging an engine's event stream send it; it is where they resume after a restart).
+     */
     @Schema(
             name = "InventoryEventBatch",
             description = "An ordered batch of one rank's inventory events, ids consecutive from firstEventId")
@@ -64,11 +82,27 @@ public final class InventoryRequests {
             @Schema(description = "Tensor-parallel rank") @NotNull @Min(0) @Max(63)
             Integer rank,
 
-            @Schema(description = "Id of the first event; the others follow consecutively") @NotNull @Min(1)
+            @Schema(
+                    description =
+                            "Id of the first event (a rank's first batch starts at 0 or 1); the others follow consecutively")
+            @NotNull
+            @Min(0)
             Long firstEventId,
 
             @Schema(description = "The events (1–1,024)") @NotNull @Size(min = 1, max = MAX_EVENTS)
-            List<@Valid @NotNull Event> events) {}
+            List<@Valid @NotNull Event> events,
+
+            @Schema(
+                    description =
+                            "The engine's own sequence number of the last stream batch this completes (sent by node agents bridging a stream)")
+            @Nullable
+            @Min(0)
+            Long sourceSequence) {
+
+        Events(Integer rank, Long firstEventId, List<Event> events) {
+            this(rank, firstEventId, events, null);
+        }
+    }
 
     enum EventType {
         STORED,
@@ -89,6 +123,11 @@ public final class InventoryRequests {
             @Schema(description = "The hashes removed (REMOVED), u64 as decimal strings") @Nullable
             List<@NotNull String> seqHashes) {}
 
+    /**
+     * One stored block. In event batches {@code position} may be left out: a root (no parent) is at
+     * 0, any other block one below its parent, stored earlier on the rank or earlier in the batch
+     * (engines' own streams carry no positions). Snapshots always carry positions.
+     */
     @Schema(name = "InventoryBlock", description = "A block held at a slot of the bank")
     record Block(
             @Schema(description = "The block's sequence hash, u64 as a decimal string (0x hex accepted)") @NotNull
@@ -97,7 +136,12 @@ public final class InventoryRequests {
             @Schema(description = "The previous block's hash (absent for a root)") @Nullable
             String parentHash,
 
-            @Schema(description = "Position of the block in its chain, from 0") @NotNull @Min(0) @Max(100_000_000)
+            @Schema(
+                    description =
+                            "Position of the block in its chain, from 0; in event batches it may be left out (one below its parent)")
+            @Nullable
+            @Min(0)
+            @Max(100_000_000)
             Integer position,
 
             @Schema(description = "Slot of the bank that holds it") @NotNull @Min(0)
@@ -108,12 +152,69 @@ public final class InventoryRequests {
             @Size(max = 256)
             String mmLineage) {
 
+        Block at(int derived) {
+            return new Block(seqHash, parentHash, derived, slot, mmLineage);
+        }
+
         InventoryBlock parse(String where) {
+            if (position == null) {
+                throw new io.kvreuse.error.InvalidRequestException(
+                        "invalid-block", "Invalid inventory batch", where + ": a snapshot's blocks carry positions");
+            }
             Long parent = parentHash == null ? null : SeqHash.parse(parentHash, where + ".parentHash");
             String lineage = mmLineage == null || mmLineage.isBlank() || mmLineage.equals("NONE") ? null : mmLineage;
             return new InventoryBlock(SeqHash.parse(seqHash, where + ".seqHash"), parent, position, slot, lineage);
         }
     }
+
+    /**
+     * Where the engine publishes its own KV events, one stream per rank (docs/kv-events.md).
+     * {@code allBlocksCleared} has no default: the engine says whether its stream is the native cache's
+     * or the retained bank's own.
+     */
+    @Schema(
+            name = "EventSourceRequest",
+            description = "Where an engine publishes its own KV event streams, one per rank")
+    record EventSourceRequest(
+            @Schema(description = "VLLM_KV_EVENTS or MOONCAKE_RFC1527") @NotNull
+            io.kvreuse.protocol.KvEventFormat format,
+
+            @Schema(
+                    description =
+                            "What AllBlocksCleared means: the native cache's clear, or a reset of the retained bank (no default)")
+            @NotNull
+            io.kvreuse.protocol.ClearPolicy allBlocksCleared,
+
+            @Schema(description = "One stream per rank (1–64)") @NotNull @Size(min = 1, max = 64)
+            List<@Valid @NotNull StreamRequest> ranks) {}
+
+    @Schema(name = "EventStreamRequest", description = "One rank's event stream")
+    record StreamRequest(
+            @Schema(description = "Tensor-parallel rank") @NotNull @Min(0) @Max(63)
+            Integer rank,
+
+            @Schema(description = "The ZMQ PUB endpoint, e.g. tcp://host:5557") @NotBlank @Size(max = 300)
+            String endpoint,
+
+            @Schema(description = "The ZMQ ROUTER replay endpoint, if the engine offers replay")
+            @Nullable
+            @Size(min = 1, max = 300)
+            String replayEndpoint,
+
+            @Schema(description = "The topic to subscribe to (absent: every topic)") @Nullable @Size(max = 256)
+            String topic) {}
+
+    /** {@code POST /banks/{bankId}/parts/{rank}/stream-breaks}, as the agent reports a lost stream. */
+    @Schema(name = "StreamBreakRequest", description = "A node agent's report that a rank's event stream broke")
+    record StreamBreak(
+            @Schema(description = "GAP (replay could not fill it) or RESTART (the sequence went backwards)") @NotNull
+            io.kvreuse.protocol.StreamBreak.Kind kind,
+
+            @Schema(description = "The sequence number the agent expected next (-1: none yet)") @NotNull @Min(-1)
+            Long expectedSequence,
+
+            @Schema(description = "The sequence number the agent received") @NotNull @Min(-1)
+            Long receivedSequence) {}
 
     @Schema(name = "InventorySnapshot", description = "The whole content of one rank, replacing what was there")
     record Snapshot(
@@ -121,5 +222,10 @@ public final class InventoryRequests {
             Long throughEventId,
 
             @Schema(description = "Every block the rank holds") @NotNull
-            List<@Valid @NotNull Block> blocks) {}
+            List<@Valid @NotNull Block> blocks,
+
+            @Schema(description = "The engine's stream sequence number the snapshot includes (bridged streams)")
+            @Nullable
+            @Min(0)
+            Long sourceSequence) {}
 }

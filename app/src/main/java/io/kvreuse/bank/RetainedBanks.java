@@ -29,13 +29,16 @@ public class RetainedBanks {
     private final BankStore store;
     private final AuditTrail audit;
     private final ApplicationEventPublisher events;
+    private final EventSources sources;
 
     RetainedBanks(
             DatabaseClient db,
             TransactionalOperator tx,
             BankStore store,
             AuditTrail audit,
-            ApplicationEventPublisher events) {
+            ApplicationEventPublisher events,
+            EventSources sources) {
+        this.sources = sources;
         this.db = db;
         this.tx = tx;
         this.store = store;
@@ -95,6 +98,9 @@ public class RetainedBanks {
                                         + " bytes per block; the layout domain certifies " + owner.bytesPerBlock())
                         .with("expectedBytesPerBlock", owner.bytesPerBlock());
             }
+        }
+        if (request.eventSource() != null) {
+            EventSources.validate(request.eventSource(), owner.tp());
         }
     }
 
@@ -197,6 +203,10 @@ public class RetainedBanks {
                                 owner.incarnationId().toString(),
                                 "capacityBlocks",
                                 request.capacityBlocks()))))
+                .then(
+                        request.eventSource() == null
+                                ? Mono.empty()
+                                : Mono.defer(() -> sources.write(bankId, request.eventSource(), actor)))
                 .then(Mono.defer(() -> store.refreshPublication(bankId, actor, changes)))
                 .then(Mono.defer(() -> store.appendFeed(bankId, changes)));
     }
@@ -216,30 +226,40 @@ public class RetainedBanks {
 
     /** A bank-wide reset: the epoch rises and the inventory empties (a native cache clear is not one). */
     Mono<BankView> reset(UUID bankId, ApiPrincipal caller) {
+        return reset(bankId, null, caller);
+    }
+
+    /**
+     * A reset of the epoch {@code ifEpoch} only (null: whatever the epoch): every rank's stream
+     * reports the same reset, and the ranks after the first find it done.
+     */
+    Mono<BankView> reset(UUID bankId, @org.jspecify.annotations.Nullable Long ifEpoch, ApiPrincipal caller) {
         return mutate(
                 bankId,
                 caller,
-                (bank, changes) -> db.sql("DELETE FROM bank_block WHERE bank_id = :b")
-                        .bind("b", bankId)
-                        .then()
-                        .then(db.sql("UPDATE bank_part SET needs_snapshot = FALSE WHERE bank_id = :b")
+                (bank, changes) -> ifEpoch != null && ifEpoch != bank.epoch()
+                        ? Mono.empty()
+                        : db.sql("DELETE FROM bank_block WHERE bank_id = :b")
                                 .bind("b", bankId)
-                                .then())
-                        .then(db.sql(
-                                        "UPDATE retained_bank SET bank_epoch = bank_epoch + 1, rank_disagreement = FALSE WHERE bank_id = :b")
-                                .bind("b", bankId)
-                                .then())
-                        .then(audit.record(new AuditEntry(
-                                caller.actor(),
-                                "bank",
-                                bankId.toString(),
-                                "BANK_RESET",
-                                null,
-                                null,
-                                bank.epoch() + 1,
-                                null,
-                                Map.of())))
-                        .doOnSuccess(v -> changes.add(IndexOp.of(IndexOp.Kind.RESET, bank.epoch() + 1))));
+                                .then()
+                                .then(db.sql("UPDATE bank_part SET needs_snapshot = FALSE WHERE bank_id = :b")
+                                        .bind("b", bankId)
+                                        .then())
+                                .then(db.sql(
+                                                "UPDATE retained_bank SET bank_epoch = bank_epoch + 1, rank_disagreement = FALSE WHERE bank_id = :b")
+                                        .bind("b", bankId)
+                                        .then())
+                                .then(audit.record(new AuditEntry(
+                                        caller.actor(),
+                                        "bank",
+                                        bankId.toString(),
+                                        "BANK_RESET",
+                                        null,
+                                        null,
+                                        bank.epoch() + 1,
+                                        null,
+                                        Map.of())))
+                                .doOnSuccess(v -> changes.add(IndexOp.of(IndexOp.Kind.RESET, bank.epoch() + 1))));
     }
 
     /** Re-evaluates publication after the owner's state changed (e.g. it left READY). */
@@ -340,7 +360,7 @@ public class RetainedBanks {
     private Mono<BankView> mutate(UUID bankId, ApiPrincipal caller, Mutation mutation) {
         ChangeSet changes = new ChangeSet();
         return store.bank(bankId, true)
-                .filter(b -> b.ownerSubject().equals(caller.subject()))
+                .filter(b -> b.feedableBy(caller))
                 .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)))
                 .flatMap(bank -> bank.state() == BankState.DROPPED
                         ? Mono.error(BankExceptions.dropped(bankId))
@@ -355,7 +375,7 @@ public class RetainedBanks {
     /** A bank for its owner or an operator. */
     Mono<BankView> get(UUID bankId, ApiPrincipal caller) {
         return store.bank(bankId, false)
-                .filter(b -> caller.isOperator() || b.ownerSubject().equals(caller.subject()))
+                .filter(b -> caller.isOperator() || b.feedableBy(caller))
                 .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)))
                 .flatMap(b -> view(bankId));
     }

@@ -63,7 +63,13 @@ final class RoleRules {
             rule(HttpMethod.GET, List.of("/api/v1/incarnations/*/commands"), ENGINE),
             rule(HttpMethod.GET, List.of("/api/v1/incarnations/**", "/api/v1/incarnations"), ENGINE, OPERATOR, AGENT),
             rule(null, List.of("/api/v1/incarnations/**", "/api/v1/incarnations"), ENGINE),
-            rule(HttpMethod.GET, List.of("/api/v1/banks/**"), ENGINE, OPERATOR),
+            rule(HttpMethod.GET, List.of("/api/v1/banks/**"), ENGINE, OPERATOR, AGENT),
+            // the host's agent bridges the engines' own KV event streams into their banks
+            rule(
+                    HttpMethod.POST,
+                    List.of("/api/v1/banks/*/events", "/api/v1/banks/*/reset", "/api/v1/banks/*/parts/*/stream-breaks"),
+                    ENGINE,
+                    AGENT),
             rule(null, List.of("/api/v1/banks/**"), ENGINE),
             rule(null, List.of("/api/v1/donor-selections/**", "/api/v1/donor-selections"), ROUTER),
             rule(HttpMethod.GET, List.of("/api/v1/settings/**")),

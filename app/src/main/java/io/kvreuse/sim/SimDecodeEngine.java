@@ -25,6 +25,8 @@ public final class SimDecodeEngine extends SimEngine {
     private final Map<String, Integer> pinsByLease = new ConcurrentHashMap<>();
     private final AtomicInteger heldPins = new AtomicInteger();
     private final long[] nextEventId;
+    private final List<SimKvEventPublisher> publishers = new ArrayList<>();
+    private boolean kvEvents;
     private String bankId = "";
 
     public SimDecodeEngine(
@@ -36,17 +38,47 @@ public final class SimDecodeEngine extends SimEngine {
         java.util.Arrays.fill(nextEventId, 1);
     }
 
+    /**
+     * Publishes the bank's inventory as vLLM KVEvents over ZMQ (one stream per rank, named as the
+     * bank's event source) instead of calling the events API; the host's node agent bridges it.
+     */
+    public SimDecodeEngine withKvEvents() {
+        this.kvEvents = true;
+        return this;
+    }
+
     /** Registers, creates the bank's regions and the bank, and marks every part ready. */
     public SimDecodeEngine start() {
         register();
         List<Map<String, Object>> parts = new ArrayList<>();
+        List<Map<String, Object>> streams = new ArrayList<>();
         for (int r = 0; r < tp(); r++) {
             String name = "sim-bank-" + id() + "-" + r;
             regions.add(SharedMemoryRegion.create(name, (long) capacity * bytesPerBlock));
             parts.add(Map.of("rank", r, "regionRef", "shm://" + name, "bytesPerBlock", bytesPerBlock));
+            if (kvEvents) {
+                SimKvEventPublisher publisher = new SimKvEventPublisher("kv@" + r, r);
+                publishers.add(publisher);
+                streams.add(Map.of(
+                        "rank",
+                        r,
+                        "endpoint",
+                        publisher.endpoint(),
+                        "replayEndpoint",
+                        publisher.replayEndpoint(),
+                        "topic",
+                        "kv@" + r));
+            }
         }
-        bankId = http.post(
-                        "/api/v1/incarnations/" + id() + "/banks", Map.of("capacityBlocks", capacity, "parts", parts))
+        Map<String, Object> create = new LinkedHashMap<>();
+        create.put("capacityBlocks", capacity);
+        create.put("parts", parts);
+        if (kvEvents) {
+            create.put(
+                    "eventSource",
+                    Map.of("format", "VLLM_KV_EVENTS", "allBlocksCleared", "BANK_RESET", "ranks", streams));
+        }
+        bankId = http.post("/api/v1/incarnations/" + id() + "/banks", create)
                 .expect(201, "create bank")
                 .body()
                 .path("bankId")
@@ -72,6 +104,10 @@ public final class SimDecodeEngine extends SimEngine {
      * held, e.g. from a previous turn of the conversation) in slots {@code firstSlot..}.
      */
     public void store(long[] chain, int fromPosition, int firstSlot) {
+        if (kvEvents) {
+            publish(chain, fromPosition, firstSlot);
+            return;
+        }
         for (int r = 0; r < tp(); r++) {
             List<Map<String, Object>> blocks = new ArrayList<>();
             for (int i = fromPosition; i < chain.length; i++) {
@@ -98,6 +134,54 @@ public final class SimDecodeEngine extends SimEngine {
                                     List.of(Map.of("type", "STORED", "blocks", blocks))))
                     .expect(200, "inventory events");
         }
+    }
+
+    /** Writes the blocks, publishes them on every rank's stream and waits until the bank applied them. */
+    private void publish(long[] chain, int fromPosition, int firstSlot) {
+        int n = chain.length - fromPosition;
+        if (n <= 0) {
+            return;
+        }
+        long[] hashes = java.util.Arrays.copyOfRange(chain, fromPosition, chain.length);
+        int[] slots = new int[n];
+        for (int i = 0; i < n; i++) {
+            slots[i] = firstSlot + i;
+            slotOf.put(hashes[i], slots[i]);
+        }
+        long[] sequences = new long[tp()];
+        for (int r = 0; r < tp(); r++) {
+            for (int i = 0; i < n; i++) {
+                regions.get(r).write((long) slots[i] * bytesPerBlock, KvPattern.block(hashes[i], r, bytesPerBlock));
+            }
+            sequences[r] = publishers.get(r).stored(hashes, fromPosition == 0 ? null : chain[fromPosition - 1], slots);
+        }
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
+        while (!applied(sequences)) {
+            if (System.nanoTime() > deadline) {
+                throw new SimEngineException("the node agent did not bridge the KV events of bank " + bankId);
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SimEngineException("interrupted waiting for the bank's KV events");
+            }
+        }
+    }
+
+    private boolean applied(long[] sequences) {
+        JsonNode source = http.get("/api/v1/banks/" + bankId + "/event-source", java.time.Duration.ofSeconds(5))
+                .expect(200, "event source")
+                .body();
+        for (JsonNode stream : source.path("streams")) {
+            JsonNode seq = stream.path("sourceSequence");
+            if (seq.isMissingNode()
+                    || seq.isNull()
+                    || seq.asLong() < sequences[stream.path("rank").asInt()]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** A bank-wide reset: the bank's epoch rises and it holds nothing until blocks are stored again. */
@@ -163,6 +247,7 @@ public final class SimDecodeEngine extends SimEngine {
     @Override
     public void close() {
         super.close();
+        publishers.forEach(SimKvEventPublisher::close);
         for (SharedMemoryRegion region : regions) {
             region.unlink();
             region.close();

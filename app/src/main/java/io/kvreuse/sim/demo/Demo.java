@@ -117,7 +117,7 @@ final class Demo {
         say(
                 "%s run: reuse settings enabled=%s; fresh engines decode-a (GPUs 0-1), decode-b (2-3), prefill (4-5)",
                 run, enabled);
-        DemoFleet fleet = new DemoFleet(op, domainId, hostId, BYTES_PER_BLOCK);
+        DemoFleet fleet = new DemoFleet(op, domainId, hostId, BYTES_PER_BLOCK).kvEvents(options.kvEvents());
         fleets.add(fleet);
         fleet.addDonor("decode-a", 0, DONOR_CAPACITY);
         fleet.addDonor("decode-b", 2, DONOR_CAPACITY);

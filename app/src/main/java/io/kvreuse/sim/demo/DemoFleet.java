@@ -54,12 +54,23 @@ final class DemoFleet {
         this.bytesPerBlock = bytesPerBlock;
     }
 
+    private boolean kvEvents;
+
+    /** Donors added from now on publish their banks as KV event streams the agent bridges. */
+    DemoFleet kvEvents(boolean on) {
+        this.kvEvents = on;
+        return this;
+    }
+
     /** Starts a decode donor on GPUs {@code 2i, 2i+1} (TP = 2) with a bank of {@code capacity} blocks. */
     Donor addDonor(String name, int firstGpu, int capacity) {
         SimHttp http = operator.client("ENGINE", name);
         SimDecodeEngine engine = new SimDecodeEngine(
                 http, domainId, hostId, new int[] {firstGpu, firstGpu + 1}, capacity, bytesPerBlock);
         engine.useStableName(name);
+        if (kvEvents) {
+            engine.withKvEvents();
+        }
         engine.start();
         Donor donor = new Donor(name, engine, http, capacity);
         donors.add(donor);

@@ -12,15 +12,17 @@ import org.jspecify.annotations.Nullable;
  * @param home data directory (embedded PostgreSQL, logs); null for a temporary one removed at the end
  * @param keepRunning after the report, keep everything running with background traffic until Ctrl-C
  */
-record DemoOptions(Path jar, int port, @Nullable Path home, boolean keepRunning) {
+record DemoOptions(Path jar, int port, @Nullable Path home, boolean keepRunning, boolean kvEvents) {
 
     static final String USAGE = """
-            usage: demo/run.sh [--keep-running] [--port N] [--home DIR]
+            usage: demo/run.sh [--keep-running] [--port N] [--home DIR] [--kv-events]
               --keep-running  after the report, keep the control plane, agent and engines running with
                               background conversations (dashboard usable) until Ctrl-C
               --port N        the control plane's port (default 8080; any free port if taken; 0 = any)
               --home DIR      keep the embedded database and logs in DIR (default: a temporary
                               directory, removed at the end)
+              --kv-events     decode engines publish their banks as vLLM KVEvents over ZMQ, which the
+                              node agent bridges, instead of calling the events API
               -h, --help      print this and exit
             """;
 
@@ -29,12 +31,14 @@ record DemoOptions(Path jar, int port, @Nullable Path home, boolean keepRunning)
         int port = 8080;
         Path home = null;
         boolean keepRunning = false;
+        boolean kvEvents = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--jar" -> jar = Path.of(value(args, ++i));
                 case "--port" -> port = Integer.parseInt(value(args, ++i));
                 case "--home" -> home = Path.of(value(args, ++i)).toAbsolutePath();
                 case "--keep-running" -> keepRunning = true;
+                case "--kv-events" -> kvEvents = true;
                 default -> throw new IllegalArgumentException("unknown option " + args[i] + "\n" + USAGE);
             }
         }
@@ -44,7 +48,7 @@ record DemoOptions(Path jar, int port, @Nullable Path home, boolean keepRunning)
         if (port < 0 || port > 65_535) {
             throw new IllegalArgumentException("--port must be 0..65535\n" + USAGE);
         }
-        return new DemoOptions(jar.toAbsolutePath(), port, home, keepRunning);
+        return new DemoOptions(jar.toAbsolutePath(), port, home, keepRunning, kvEvents);
     }
 
     private static String value(String[] args, int i) {

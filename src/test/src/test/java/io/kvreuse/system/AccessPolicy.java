@@ -69,11 +69,15 @@ final class AccessPolicy {
             | POST /api/v1/incarnations/{incarnationId}/banks        | -      | own:404 | -        | -        |
             | GET /api/v1/incarnations/{id}/destination-regions      | -      | own:404 | host:404 | yes      |
             | POST /api/v1/incarnations/{id}/destination-regions     | -      | own:404 | -        | -        |
-            | GET /api/v1/banks/{bankId}                             | -      | own:404 | -        | yes      |
+            | GET /api/v1/banks/{bankId}                             | -      | own:404 | host:404 | yes      |
             | POST /api/v1/banks/{bankId}/parts/{rank}/ready         | -      | own:404 | -        | -        |
-            | POST /api/v1/banks/{bankId}/reset                      | -      | own:404 | -        | -        |
-            | POST /api/v1/banks/{bankId}/events                     | -      | own:404 | -        | -        |
+            | POST /api/v1/banks/{bankId}/reset                      | -      | own:404 | host:404 | -        |
+            | POST /api/v1/banks/{bankId}/events                     | -      | own:404 | host:404 | -        |
             | PUT /api/v1/banks/{bankId}/parts/{rank}/snapshot       | -      | own:404 | -        | -        |
+            | POST /api/v1/banks/{bankId}/parts/{rank}/stream-breaks | -      | own:404 | host:404 | -        |
+            | GET /api/v1/banks/{bankId}/event-source                | -      | own:404 | host:404 | yes      |
+            | PUT /api/v1/banks/{bankId}/event-source                | -      | own:404 | -        | -        |
+            | GET /api/v1/agents/{hostId}/event-sources              | -      | -       | host:403 | yes      |
             | POST /api/v1/donor-selections                          | yes    | -       | -        | -        |
             | POST /api/v1/donor-selections/batch                    | yes    | -       | -        | -        |
             | GET /api/v1/settings/reuse                             | yes    | yes     | yes      | yes      |

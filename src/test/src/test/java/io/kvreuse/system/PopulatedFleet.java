@@ -141,7 +141,16 @@ final class PopulatedFleet implements AutoCloseable {
                                 "capacityBlocks",
                                 64,
                                 "parts",
-                                List.of(Map.of("rank", 0, "regionRef", "shm://fuzz-bank", "bytesPerBlock", 1048576)))))
+                                List.of(Map.of("rank", 0, "regionRef", "shm://fuzz-bank", "bytesPerBlock", 1048576)),
+                                // so the event-source endpoints have something for their owner to reach
+                                "eventSource",
+                                Map.of(
+                                        "format",
+                                        "VLLM_KV_EVENTS",
+                                        "allBlocksCleared",
+                                        "NATIVE_CACHE_CLEARED",
+                                        "ranks",
+                                        List.of(Map.of("rank", 0, "endpoint", "tcp://127.0.0.1:9"))))))
                 .get("bankId")
                 .asString();
         ok(api.post("/api/v1/banks/" + bankId + "/parts/0/ready", engine, Map.of()));

@@ -1,0 +1,508 @@
+package io.kvreuse.agent.kvevents;
+
+import io.kvreuse.protocol.ClearPolicy;
+import io.kvreuse.protocol.InventoryBatch;
+import io.kvreuse.protocol.KvEventSource;
+import io.kvreuse.protocol.StreamBreak;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * One rank's engine stream into its bank. A receiver thread subscribes (SUB), checks sequences,
+ * fills gaps through the replay socket and translates engine events; a forwarder thread posts them
+ * to the control plane in order, batched, retried, never reordered. A gap the replay cannot fill, a
+ * backwards sequence (the engine restarted) or a payload that is no batch makes the rank need a
+ * snapshot; the stream then drops (and counts) its events until the bridge sees the snapshot.
+ */
+final class RankStream implements AutoCloseable {
+
+    private static final Log log = LogFactory.getLog(RankStream.class);
+    private static final int MAX_EVENTS = 1000;
+    private static final int MAX_ITEMS = 16_000;
+
+    /** What the forwarder does, in stream order. */
+    private sealed interface Item {}
+
+    private record Events(
+            List<InventoryBatch.Event> events,
+            int items,
+            @Nullable Long completes) implements Item {}
+
+    private record Reset() implements Item {}
+
+    private record Break(StreamBreak report) implements Item {}
+
+    private final KvEventSource source;
+    private final KvEventSource.Stream stream;
+    private final KvEventCodec codec;
+    private final InventoryFeed feed;
+    private final KvEventMetrics metrics;
+    private final ZContext zmq;
+    private final Duration retryBackoff;
+    private final BlockingQueue<Item> queue = new ArrayBlockingQueue<>(8192);
+    private final Map<Long, Integer> positions = new HashMap<>();
+    private final Thread receiver;
+    private final Thread forwarder;
+    private volatile boolean running = true;
+
+    // receiver state
+    private @Nullable Long expected;
+    /** Live sequences below it arrived through the catch-up replay already (until live traffic passes it). */
+    private long duplicatesBelow = Long.MIN_VALUE;
+
+    private volatile boolean broken;
+    // forwarder state
+    private long nextEventId;
+    private long epoch;
+    private volatile boolean breakReported;
+    private volatile long appliedThrough;
+
+    RankStream(
+            KvEventSource source,
+            KvEventSource.Stream stream,
+            InventoryFeed feed,
+            KvEventMetrics metrics,
+            ZContext zmq,
+            Duration retryBackoff) {
+        this.source = source;
+        this.stream = stream;
+        this.codec = KvEventCodec.of(source.format());
+        this.feed = feed;
+        this.metrics = metrics;
+        this.zmq = zmq;
+        this.retryBackoff = retryBackoff;
+        this.epoch = source.bankEpoch();
+        this.nextEventId = stream.eventsStarted() ? stream.appliedThroughEventId() + 1 : 0;
+        this.appliedThrough = stream.appliedThroughEventId();
+        if (stream.sourceSequence() != null) {
+            expected = stream.sourceSequence() + 1;
+        } else if (!stream.eventsStarted()) {
+            expected = codec.firstSequence();
+        }
+        broken = stream.needsSnapshot();
+        breakReported = stream.needsSnapshot();
+        String name = "kvreuse-kv-events-" + source.bankId().toString().substring(0, 8) + "-r" + stream.rank();
+        receiver = Thread.ofPlatform().daemon().name(name + "-sub").unstarted(this::receive);
+        forwarder = Thread.ofPlatform().daemon().name(name + "-fwd").unstarted(this::forward);
+    }
+
+    RankStream start() {
+        forwarder.start();
+        receiver.start();
+        return this;
+    }
+
+    UUID bankId() {
+        return source.bankId();
+    }
+
+    /** The rank lost events and its break is on record: it resumes once its snapshot arrives. */
+    boolean awaitingSnapshot() {
+        return broken && breakReported;
+    }
+
+    long appliedThrough() {
+        return appliedThrough;
+    }
+
+    // ---- receiver ----
+
+    private void receive() {
+        try (ZMQ.Socket sub = zmq.createSocket(SocketType.SUB)) {
+            sub.setRcvHWM(1_000_000);
+            sub.setReceiveTimeOut(200);
+            sub.connect(stream.endpoint());
+            sub.subscribe(stream.topic() == null ? new byte[0] : stream.topic().getBytes(StandardCharsets.UTF_8));
+            catchUp();
+            while (running) {
+                byte[] first = sub.recv();
+                if (first == null) {
+                    continue;
+                }
+                List<byte[]> frames = new ArrayList<>(3);
+                frames.add(first);
+                while (sub.hasReceiveMore()) {
+                    frames.add(sub.recv());
+                }
+                if (frames.size() < 2 || frames.get(frames.size() - 2).length != 8) {
+                    metrics.malformedBatches.increment();
+                    log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": a message of " + frames.size()
+                            + " frames is no (topic, sequence, payload); ignored");
+                    continue;
+                }
+                long seq = ByteBuffer.wrap(frames.get(frames.size() - 2)).getLong();
+                onMessage(seq, frames.getLast());
+            }
+        } catch (org.zeromq.ZMQException | IllegalStateException e) {
+            if (running) {
+                log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": subscriber stopped: " + e);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Whatever the engine published before this subscription (while no agent listened, or before
+     * the subscriber joined) comes from the replay socket; the live socket may repeat some of it.
+     */
+    private void catchUp() throws InterruptedException {
+        Long want = expected;
+        if (want == null || broken || stream.replayEndpoint() == null) {
+            return;
+        }
+        for (Replayed r : replay(want, Long.MAX_VALUE)) {
+            if (r.seq() == expected) {
+                metrics.replayed.increment();
+                if (!handle(r.seq(), r.payload())) {
+                    return;
+                }
+            }
+        }
+        duplicatesBelow = expected == null ? Long.MIN_VALUE : expected;
+    }
+
+    private void onMessage(long seq, byte[] payload) throws InterruptedException {
+        metrics.engineBatches.increment();
+        if (seq < duplicatesBelow) {
+            return;
+        }
+        duplicatesBelow = Long.MIN_VALUE;
+        if (broken) {
+            metrics.awaitingSnapshot.increment();
+            return;
+        }
+        Long want = expected;
+        if (want != null && seq < want) {
+            metrics.restarts.increment();
+            breakStream(StreamBreak.Kind.RESTART, want, seq);
+            metrics.awaitingSnapshot.increment();
+            return;
+        }
+        if (want != null && seq > want) {
+            metrics.gaps.increment();
+            for (Replayed r : replay(want, seq)) {
+                if (r.seq() == expected) {
+                    metrics.replayed.increment();
+                    if (!handle(r.seq(), r.payload())) {
+                        return;
+                    }
+                }
+            }
+            if (expected != null && expected < seq) {
+                metrics.gapsUnrecovered.increment();
+                breakStream(StreamBreak.Kind.GAP, expected, seq);
+                metrics.awaitingSnapshot.increment();
+                return;
+            }
+        }
+        handle(seq, payload);
+    }
+
+    private void breakStream(StreamBreak.Kind kind, long want, long got) throws InterruptedException {
+        broken = true;
+        log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": " + kind + " (needed sequence " + want
+                + ", got " + got + "); the rank needs a snapshot");
+        queue.put(new Break(new StreamBreak(kind, want, got)));
+    }
+
+    /** Decodes and queues one engine batch; false when it broke the stream. */
+    private boolean handle(long seq, byte[] payload) throws InterruptedException {
+        EngineBatch batch;
+        try {
+            batch = codec.decode(seq, payload);
+        } catch (MalformedPayloadException e) {
+            metrics.malformedBatches.increment();
+            log.warn("bank " + source.bankId() + " rank " + stream.rank() + " sequence " + seq + ": " + e.getMessage());
+            breakStream(StreamBreak.Kind.GAP, seq, seq + 1);
+            return false;
+        }
+        expected = seq + 1;
+        if (!batch.malformed().isEmpty()) {
+            metrics.malformed.increment(batch.malformed().size());
+            log.warn("bank " + source.bankId() + " rank " + stream.rank() + " sequence " + seq + ": "
+                    + batch.malformed().size() + " malformed events skipped, first: "
+                    + batch.malformed().getFirst());
+        }
+        metrics.received.increment(batch.events().size());
+        List<InventoryBatch.Event> out = new ArrayList<>(batch.events().size());
+        int items = 0;
+        for (KvEvent event : batch.events()) {
+            if (!event.onGpu()) {
+                metrics.offGpu.increment();
+                continue;
+            }
+            switch (event) {
+                case KvEvent.Stored s -> {
+                    InventoryBatch.Event e = stored(s);
+                    if (e != null) {
+                        out.add(e);
+                        items += s.hashes().length;
+                    }
+                }
+                case KvEvent.Removed r -> {
+                    List<String> hashes = new ArrayList<>(r.hashes().length);
+                    for (long h : r.hashes()) {
+                        hashes.add(Long.toUnsignedString(h));
+                        positions.remove(h);
+                    }
+                    out.add(new InventoryBatch.Event("REMOVED", null, hashes));
+                    items += hashes.size();
+                }
+                case KvEvent.Cleared c -> {
+                    if (source.allBlocksCleared() == ClearPolicy.NATIVE_CACHE_CLEARED) {
+                        out.add(new InventoryBatch.Event("NATIVE_CACHE_CLEARED", null, null));
+                    } else {
+                        queue.put(new Events(out, items, null));
+                        queue.put(new Reset());
+                        positions.clear();
+                        out = new ArrayList<>();
+                        items = 0;
+                    }
+                }
+            }
+        }
+        queue.put(new Events(out, items, seq));
+        return true;
+    }
+
+    private InventoryBatch.@Nullable Event stored(KvEvent.Stored s) {
+        int[] slots = s.slots();
+        if (slots == null) {
+            metrics.unmapped.increment();
+            return null;
+        }
+        for (int slot : slots) {
+            if (slot >= source.capacityBlocks()) {
+                metrics.unmapped.increment();
+                return null;
+            }
+        }
+        Integer first = s.depth() != null
+                ? s.depth()
+                : s.parent() == null ? Integer.valueOf(0) : plusOne(positions.get(s.parent()));
+        if (positions.size() > 4 * source.capacityBlocks() + 1024) {
+            positions.clear(); // bounded; the control plane places what the agent forgot
+        }
+        List<InventoryBatch.Block> blocks = new ArrayList<>(slots.length);
+        for (int i = 0; i < slots.length; i++) {
+            long hash = s.hashes()[i];
+            Long parent = i == 0 ? s.parent() : Long.valueOf(s.hashes()[i - 1]);
+            Integer position = first == null ? null : first + i;
+            if (position != null) {
+                positions.put(hash, position);
+            }
+            blocks.add(new InventoryBatch.Block(
+                    Long.toUnsignedString(hash),
+                    parent == null ? null : Long.toUnsignedString(parent),
+                    position,
+                    slots[i]));
+        }
+        return new InventoryBatch.Event("STORED", blocks, null);
+    }
+
+    private static @Nullable Integer plusOne(@Nullable Integer position) {
+        return position == null ? null : position + 1;
+    }
+
+    private record Replayed(long seq, byte[] payload) {}
+
+    /** Engine batches {@code from..until-1} from the replay socket, as many as it still holds. */
+    private List<Replayed> replay(long from, long until) {
+        List<Replayed> out = new ArrayList<>();
+        if (stream.replayEndpoint() == null) {
+            return out;
+        }
+        try (ZMQ.Socket dealer = zmq.createSocket(SocketType.DEALER)) {
+            dealer.setLinger(0);
+            dealer.setReceiveTimeOut(2000);
+            dealer.connect(stream.replayEndpoint());
+            dealer.sendMore(new byte[0]);
+            dealer.send(ByteBuffer.allocate(8).putLong(from).array());
+            while (running) {
+                List<byte[]> frames = new ArrayList<>(3);
+                byte[] f = dealer.recv();
+                if (f == null) {
+                    log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": replay timed out");
+                    break;
+                }
+                frames.add(f);
+                while (dealer.hasReceiveMore()) {
+                    frames.add(dealer.recv());
+                }
+                if (frames.getFirst().length == 0) {
+                    frames.removeFirst();
+                }
+                if (frames.size() < 2 || frames.getFirst().length != 8) {
+                    break;
+                }
+                long seq = ByteBuffer.wrap(frames.getFirst()).getLong();
+                if (seq < 0) {
+                    break;
+                }
+                if (seq >= from && seq < until) {
+                    out.add(new Replayed(seq, frames.get(1)));
+                }
+            }
+        } catch (org.zeromq.ZMQException e) {
+            log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": replay failed: " + e);
+        }
+        out.sort(java.util.Comparator.comparingLong(Replayed::seq));
+        return out;
+    }
+
+    // ---- forwarder ----
+
+    private void forward() {
+        try {
+            while (running) {
+                Item item = queue.poll(100, TimeUnit.MILLISECONDS);
+                if (item == null) {
+                    continue;
+                }
+                switch (item) {
+                    case Events e -> send(merge(e));
+                    case Reset r -> reset();
+                    case Break b -> report(b.report());
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** This batch and the queued ones right behind it, up to the size of one ingestion batch. */
+    private Events merge(Events first) {
+        if (!(queue.peek() instanceof Events)) {
+            return first;
+        }
+        List<InventoryBatch.Event> events = new ArrayList<>(first.events());
+        int items = first.items();
+        Long completes = first.completes();
+        while (queue.peek() instanceof Events next
+                && events.size() + next.events().size() <= MAX_EVENTS
+                && items + next.items() <= MAX_ITEMS) {
+            queue.poll();
+            events.addAll(next.events());
+            items += next.items();
+            if (next.completes() != null) {
+                completes = next.completes();
+            }
+        }
+        return new Events(events, items, completes);
+    }
+
+    private void send(Events e) throws InterruptedException {
+        if (e.events().isEmpty()) {
+            return;
+        }
+        if (e.events().size() > MAX_EVENTS || e.items() > MAX_ITEMS) {
+            int half = e.events().size() / 2;
+            send(new Events(e.events().subList(0, half), e.items() / 2, null));
+            send(new Events(e.events().subList(half, e.events().size()), e.items() / 2, e.completes()));
+            return;
+        }
+        InventoryBatch batch = new InventoryBatch(stream.rank(), nextEventId, e.events(), e.completes());
+        while (running) {
+            long started = System.nanoTime();
+            try {
+                appliedThrough = feed.post(source.bankId(), batch);
+                metrics.post.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+                nextEventId += e.events().size();
+                metrics.forwarded.increment(e.events().size());
+                return;
+            } catch (InventoryFeed.FeedException failure) {
+                if (failure.transientFailure()) {
+                    metrics.retries.increment();
+                    Thread.sleep(retryBackoff.toMillis());
+                } else if (failure.status() == 400 || failure.status() == 422) {
+                    refusedBatch(e, failure);
+                    return;
+                } else {
+                    // snapshot-required, event-gap, bank gone: the control plane holds the rank's truth
+                    log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": " + failure.getMessage());
+                    broken = true;
+                    breakReported = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /** An invalid batch: its events are tried one by one so only the invalid ones are left out. */
+    private void refusedBatch(Events e, InventoryFeed.FeedException failure) throws InterruptedException {
+        if (e.events().size() == 1) {
+            metrics.refused.increment();
+            log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": event refused: " + failure.getMessage());
+            return;
+        }
+        for (int i = 0; i < e.events().size(); i++) {
+            Long completes = i == e.events().size() - 1 ? e.completes() : null;
+            send(new Events(List.of(e.events().get(i)), 1, completes));
+        }
+    }
+
+    private void reset() throws InterruptedException {
+        while (running) {
+            try {
+                feed.reset(source.bankId(), epoch);
+                epoch++;
+                metrics.resets.increment();
+                return;
+            } catch (InventoryFeed.FeedException failure) {
+                if (!failure.transientFailure()) {
+                    log.warn("bank " + source.bankId() + ": reset refused: " + failure.getMessage());
+                    return;
+                }
+                metrics.retries.increment();
+                Thread.sleep(retryBackoff.toMillis());
+            }
+        }
+    }
+
+    private void report(StreamBreak report) throws InterruptedException {
+        while (running) {
+            try {
+                feed.streamBroke(source.bankId(), stream.rank(), report);
+                breakReported = true;
+                return;
+            } catch (InventoryFeed.FeedException failure) {
+                if (!failure.transientFailure()) {
+                    log.warn("bank " + source.bankId() + ": stream break refused: " + failure.getMessage());
+                    breakReported = true;
+                    return;
+                }
+                metrics.retries.increment();
+                Thread.sleep(retryBackoff.toMillis());
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        // the receiver's socket wakes within its receive timeout; interrupting a ZMQ thread breaks its context
+        forwarder.interrupt();
+        try {
+            receiver.join(2000);
+            forwarder.join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

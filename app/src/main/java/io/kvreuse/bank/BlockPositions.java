@@ -1,0 +1,117 @@
+package io.kvreuse.bank;
+
+import io.kvreuse.hash.SeqHash;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.stereotype.Component;
+import reactor.core.publisher.Mono;
+
+/**
+ * Places stored blocks that arrive without a position (engines' own event streams carry parent
+ * hashes, not depths): a root is at 0, any other block one below its parent as stored earlier in
+ * the batch or on the rank. A block whose parent is known nowhere cannot be placed; it is left out
+ * and counted in the answer, never stored at a guessed position.
+ */
+@Component
+class BlockPositions {
+
+    /** The batch with every position filled, and how many blocks had to be left out. */
+    record Placed(InventoryRequests.Events batch, int unplaced) {}
+
+    private final DatabaseClient db;
+
+    BlockPositions(DatabaseClient db) {
+        this.db = db;
+    }
+
+    Mono<Placed> place(UUID bankId, int rank, InventoryRequests.Events batch) {
+        Set<Long> unknownParents = unknownParents(batch);
+        if (unknownParents == null) {
+            return Mono.just(new Placed(batch, 0));
+        }
+        if (unknownParents.isEmpty()) {
+            return Mono.just(fill(batch, new HashMap<>()));
+        }
+        return db.sql(
+                        "SELECT seq_hash, position FROM bank_block WHERE bank_id = :id AND rank = :rank AND seq_hash = ANY(:h)")
+                .bind("id", bankId)
+                .bind("rank", rank)
+                .bind("h", unknownParents.toArray(Long[]::new))
+                .map((row, meta) -> Map.entry(row.get("seq_hash", Long.class), row.get("position", Integer.class)))
+                .all()
+                .collectMap(Map.Entry::getKey, Map.Entry::getValue, HashMap::new)
+                .map(known -> fill(batch, known));
+    }
+
+    /** Parents to look up on the rank; null when every block already carries its position. */
+    private static Set<Long> unknownParents(InventoryRequests.Events batch) {
+        Set<Long> inBatch = new HashSet<>();
+        Set<Long> unknown = null;
+        for (InventoryRequests.Event event : batch.events()) {
+            if (event.blocks() == null) {
+                continue;
+            }
+            for (int j = 0; j < event.blocks().size(); j++) {
+                InventoryRequests.Block b = event.blocks().get(j);
+                if (b == null) {
+                    continue;
+                }
+                if (b.position() == null) {
+                    if (unknown == null) {
+                        unknown = new HashSet<>();
+                    }
+                    if (b.parentHash() != null) {
+                        long parent = SeqHash.parse(b.parentHash(), "parentHash");
+                        if (!inBatch.contains(parent)) {
+                            unknown.add(parent);
+                        }
+                    }
+                }
+                inBatch.add(SeqHash.parse(b.seqHash(), "seqHash"));
+            }
+        }
+        return unknown;
+    }
+
+    private static Placed fill(InventoryRequests.Events batch, Map<Long, Integer> known) {
+        int unplaced = 0;
+        List<InventoryRequests.Event> events = new ArrayList<>(batch.events().size());
+        for (InventoryRequests.Event event : batch.events()) {
+            if (event.blocks() == null) {
+                events.add(event);
+                continue;
+            }
+            List<InventoryRequests.Block> blocks =
+                    new ArrayList<>(event.blocks().size());
+            for (InventoryRequests.Block b : event.blocks()) {
+                if (b == null) {
+                    blocks.add(null);
+                    continue;
+                }
+                Integer position = b.position();
+                if (position == null) {
+                    Integer parent = b.parentHash() == null
+                            ? Integer.valueOf(-1)
+                            : known.get(SeqHash.parse(b.parentHash(), "parentHash"));
+                    position = parent == null ? null : parent + 1;
+                }
+                if (position == null) {
+                    unplaced++;
+                    continue;
+                }
+                known.put(SeqHash.parse(b.seqHash(), "seqHash"), position);
+                blocks.add(b.position() == null ? b.at(position) : b);
+            }
+            events.add(new InventoryRequests.Event(event.type(), blocks, event.seqHashes()));
+        }
+        return new Placed(
+                new InventoryRequests.Events(batch.rank(), batch.firstEventId(), events, batch.sourceSequence()),
+                unplaced);
+    }
+}

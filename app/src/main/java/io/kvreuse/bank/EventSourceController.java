@@ -1,0 +1,56 @@
+package io.kvreuse.bank;
+
+import io.kvreuse.protocol.KvEventSource;
+import io.kvreuse.security.CurrentPrincipal;
+import jakarta.validation.Valid;
+import java.util.List;
+import java.util.UUID;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+
+/** Engines' own KV event streams as bank event sources (docs/kv-events.md). */
+@RestController
+class EventSourceController {
+
+    private final EventSources sources;
+    private final RetainedBanks banks;
+
+    EventSourceController(EventSources sources, RetainedBanks banks) {
+        this.sources = sources;
+        this.banks = banks;
+    }
+
+    /** Names or replaces the source; the host's agent resubscribes on the new revision. */
+    @PutMapping("/api/v1/banks/{bankId}/event-source")
+    Mono<KvEventSource> set(
+            @PathVariable UUID bankId, @Valid @RequestBody InventoryRequests.EventSourceRequest source) {
+        return CurrentPrincipal.get().flatMap(p -> sources.set(bankId, source, p));
+    }
+
+    @GetMapping("/api/v1/banks/{bankId}/event-source")
+    Mono<KvEventSource> get(@PathVariable UUID bankId) {
+        return CurrentPrincipal.get().flatMap(p -> sources.get(bankId, p));
+    }
+
+    /** The sources of every live bank on the host: what its agent subscribes to, and where each rank stands. */
+    @GetMapping("/api/v1/agents/{hostId}/event-sources")
+    Mono<List<KvEventSource>> ofHost(@PathVariable String hostId) {
+        return CurrentPrincipal.get().flatMap(p -> sources.ofHost(hostId, p).collectList());
+    }
+
+    /** The host's agent lost events of the rank's stream for good: the rank needs a snapshot. */
+    @PostMapping("/api/v1/banks/{bankId}/parts/{rank}/stream-breaks")
+    Mono<BankView> streamBroke(
+            @PathVariable UUID bankId,
+            @PathVariable int rank,
+            @Valid @RequestBody InventoryRequests.StreamBreak report) {
+        return CurrentPrincipal.get()
+                .flatMap(p -> sources.streamBroke(bankId, rank, report, p))
+                .then(Mono.defer(() -> banks.view(bankId)));
+    }
+}

@@ -1,0 +1,427 @@
+package io.kvreuse.agent.kvevents;
+
+import static io.kvreuse.agent.kvevents.KvEventPayloads.*;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvreuse.security.Role;
+import io.kvreuse.support.Fleet;
+import io.kvreuse.support.Fleet.Engine;
+import io.kvreuse.support.IntegrationTest;
+import io.kvreuse.support.ReuseSettingsFixture;
+import io.kvreuse.support.TestTokens;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.http.MediaType;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/**
+ * The agent's bridge with real ZMQ sockets (a test publisher with PUB + ROUTER replay built from the
+ * format descriptions) into a real control plane and PostgreSQL.
+ */
+@IntegrationTest
+class KvEventBridgeIntegrationTests {
+
+    private static final ParameterizedTypeReference<Map<String, Object>> JSON = new ParameterizedTypeReference<>() {};
+
+    @Autowired
+    WebTestClient http;
+
+    @Autowired
+    TestTokens tokens;
+
+    @Autowired
+    DatabaseClient db;
+
+    @LocalServerPort
+    int port;
+
+    Fleet fleet;
+    String host;
+    String agentToken;
+    SimpleMeterRegistry registry;
+    final List<AutoCloseable> closing = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() {
+        fleet = new Fleet(http, tokens);
+        host = Fleet.host();
+        agentToken = tokens.mint(Role.AGENT, "agent-" + host, host);
+        registry = new SimpleMeterRegistry();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (AutoCloseable c : closing.reversed()) {
+            c.close();
+        }
+    }
+
+    private record Bank(Engine decode, String bankId, List<TestPublisher> publishers) {}
+
+    private Bank bank(int tp, String format, String clearPolicy, int capacity) {
+        String domain = fleet.domain(tp, "GPU_CUDA_IPC");
+        Engine decode = fleet.ready("DECODE", domain, tp, host);
+        String bankId = fleet.bank(decode, tp, capacity);
+        List<TestPublisher> publishers = new ArrayList<>();
+        List<Map<String, Object>> ranks = new ArrayList<>();
+        for (int r = 0; r < tp; r++) {
+            TestPublisher p = new TestPublisher("kv@" + r, format.equals("VLLM_KV_EVENTS") ? 0 : 1);
+            closing.add(p);
+            publishers.add(p);
+            Map<String, Object> s = new LinkedHashMap<>();
+            s.put("rank", r);
+            s.put("endpoint", p.endpoint());
+            s.put("replayEndpoint", p.replayEndpoint());
+            s.put("topic", "kv@" + r);
+            ranks.add(s);
+        }
+        http.put()
+                .uri("/api/v1/banks/" + bankId + "/event-source")
+                .header("Authorization", "Bearer " + decode.token())
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of("format", format, "allBlocksCleared", clearPolicy, "ranks", ranks))
+                .exchange()
+                .expectStatus()
+                .isOk();
+        return new Bank(decode, bankId, publishers);
+    }
+
+    private KvEventBridge bridge() throws Exception {
+        KvEventBridge bridge = new KvEventBridge(
+                new HttpInventoryFeed(URI.create("http://127.0.0.1:" + port), agentToken, host),
+                registry,
+                Duration.ofMillis(200),
+                Duration.ofMillis(50));
+        closing.add(bridge);
+        bridge.refresh();
+        bridge.start();
+        return bridge;
+    }
+
+    /** Publishes after the subscriber joined: a message sent before it connects would show up as a gap. */
+    private static void settle() throws InterruptedException {
+        Thread.sleep(300);
+    }
+
+    @Test
+    void bothVllmEncodingsReachTheBankAndDonorSelection() throws Exception {
+        ReuseSettingsFixture settings = new ReuseSettingsFixture(http, tokens.operator());
+        settings.apply(ReuseSettingsFixture::permissive);
+        closing.add(settings::restore);
+        Bank bank = bank(2, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
+        bridge();
+        settle();
+        long[] chain = Fleet.chain(32);
+        List<Object> hashes = u64(chain);
+        // rank 0 speaks the older positional encoding, rank 1 the newer maps
+        bank.publishers().get(0).publish(vllmArrayBatch(List.of(storedArray(hashes, null, 0)), 0));
+        bank.publishers().get(1).publish(vllmMapBatch(List.of(storedMap(hashes, null, 0, "GPU")), 1));
+        await(() -> eligible(bank) == 32, "32 blocks eligible");
+        assertThat(part(bank, 0)).containsEntry("appliedThroughEventId", 0).containsEntry("needsSnapshot", false);
+
+        Engine prefill = fleet.ready("PREFILL", fleetDomainOf(bank), 2, host);
+        String router = tokens.mint(Role.ROUTER);
+        long[] request = Arrays.copyOf(chain, 40);
+        for (int i = 32; i < 40; i++) {
+            request[i] = Fleet.chain(1)[0];
+        }
+        await(
+                () -> "HINT".equals(select(router, prefill.id(), request).get("decision")),
+                "a hint from the bridged bank");
+        Map<String, Object> answer = select(router, prefill.id(), request);
+        assertThat(answer.get("decision")).isEqualTo("HINT");
+        assertThat(answer.toString()).contains(bank.decode().id()).doesNotContain("NO_COVERAGE");
+    }
+
+    @Test
+    void aGapIsFilledFromTheReplaySocketAndNothingIsLost() throws Exception {
+        Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
+        bridge();
+        settle();
+        TestPublisher p = bank.publishers().getFirst();
+        long[] chain = Fleet.chain(6);
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0], chain[1]), null, 0, "GPU")), 0));
+        p.withhold(vllmMapBatch(List.of(storedMap(u64(chain[2], chain[3]), chain[1], 2, "GPU")), 0));
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[4], chain[5]), chain[3], 4, "GPU")), 0));
+        await(() -> blocks(bank, 0) == 6, "all six blocks, the withheld ones through replay");
+        assertThat(count("gaps")).isEqualTo(1);
+        assertThat(count("replayed")).isEqualTo(1);
+        assertThat(count("gaps.unrecovered")).isZero();
+        assertThat(positions(bank)).containsExactly(0, 1, 2, 3, 4, 5);
+        assertThat(part(bank, 0)).containsEntry("needsSnapshot", false);
+    }
+
+    @Test
+    void aGapTheReplayCannotFillNeedsASnapshotAndTheStreamResumesAfterIt() throws Exception {
+        Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
+        bridge();
+        settle();
+        TestPublisher p = bank.publishers().getFirst();
+        long[] chain = Fleet.chain(4);
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0]), null, 0, "GPU")), 0));
+        await(() -> blocks(bank, 0) == 1, "the first block");
+        p.lose(3);
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[1]), chain[0], 1, "GPU")), 0));
+        await(() -> Boolean.TRUE.equals(part(bank, 0).get("needsSnapshot")), "the rank needs a snapshot");
+        assertThat(view(bank)).containsEntry("state", "UNPUBLISHED");
+        assertThat(audit(bank)).contains("EVENT_GAP");
+        assertThat(count("gaps.unrecovered")).isEqualTo(1);
+        long resumeAt = p.nextSequence() - 1;
+
+        // the engine snapshots the rank as of its latest sequence; the bridge resumes behind it
+        snapshot(bank, 0, List.of(block(chain[0], null, 0, 0), block(chain[1], chain[0], 1, 1)), resumeAt);
+        await(() -> Boolean.FALSE.equals(part(bank, 0).get("needsSnapshot")), "snapshot applied");
+        Thread.sleep(600); // the bridge's next refresh resubscribes
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[2], chain[3]), chain[1], 2, "GPU")), 0));
+        await(() -> blocks(bank, 0) == 4, "events after the snapshot applied");
+        assertThat(view(bank)).containsEntry("state", "PUBLISHED");
+    }
+
+    @Test
+    void aBackwardsSequenceIsAnEngineRestartThatNeedsASnapshot() throws Exception {
+        Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
+        bridge();
+        settle();
+        TestPublisher p = bank.publishers().getFirst();
+        long[] chain = Fleet.chain(3);
+        p.publish(vllmArrayBatch(List.of(storedArray(u64(chain[0]), null, 0)), 0));
+        p.publish(vllmArrayBatch(List.of(storedArray(u64(chain[1]), chain[0], 1)), 0));
+        await(() -> blocks(bank, 0) == 2, "two blocks");
+        p.restart();
+        p.publish(vllmArrayBatch(List.of(storedArray(u64(chain[2]), null, 0)), 0));
+        await(() -> Boolean.TRUE.equals(part(bank, 0).get("needsSnapshot")), "the rank needs a snapshot");
+        assertThat(audit(bank)).contains("ENGINE_RESTART").doesNotContain("EVENT_GAP");
+        assertThat(count("restarts")).isEqualTo(1);
+        assertThat(blocks(bank, 0)).isEqualTo(2); // nothing of the new incarnation's stream applied on stale state
+    }
+
+    @Test
+    void malformedAndOffGpuEventsAreCountedWithoutDroppingTheirSiblings() throws Exception {
+        Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 64);
+        bridge();
+        settle();
+        long[] chain = Fleet.chain(3);
+        List<Object> events = new ArrayList<>();
+        events.add(storedMap(u64(chain[0]), null, 0, "GPU"));
+        events.add(Map.of("type", "BlockStored", "block_hashes", List.of("zz")));
+        events.add(storedMap(u64(chain[1]), chain[0], 1, "CPU"));
+        events.add(storedMap(u64(chain[2]), chain[0], 999, "GPU")); // slot outside the bank
+        events.add(storedMap(u64(chain[1]), chain[0], 1, "GPU"));
+        bank.publishers().getFirst().publish(vllmMapBatch(events, 0));
+        await(() -> blocks(bank, 0) == 2, "the two valid GPU blocks");
+        assertThat(count("malformed")).isEqualTo(1);
+        assertThat(count("ignored.medium")).isEqualTo(1);
+        assertThat(count("unmapped")).isEqualTo(1);
+        assertThat(part(bank, 0)).containsEntry("needsSnapshot", false);
+    }
+
+    @Test
+    void thousandEventBatchesOnManyRanksArriveInOrder() throws Exception {
+        int tp = 8;
+        Bank bank = bank(tp, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 4096);
+        bridge();
+        settle();
+        long[] chain = Fleet.chain(2000);
+        for (int round = 0; round < 2; round++) {
+            for (int r = 0; r < tp; r++) {
+                List<Object> events = new ArrayList<>();
+                for (int i = round * 1000; i < (round + 1) * 1000; i++) {
+                    events.add(storedArray(u64(chain[i]), i == 0 ? null : chain[i - 1], i));
+                }
+                bank.publishers().get(r).publish(vllmArrayBatch(events, r));
+            }
+        }
+        // then remove the last 500 on every rank: applied after the stores, never before
+        for (int r = 0; r < tp; r++) {
+            bank.publishers()
+                    .get(r)
+                    .publish(vllmArrayBatch(List.of(removedArray(u64(Arrays.copyOfRange(chain, 1500, 2000)))), r));
+        }
+        await(
+                () -> java.util.stream.IntStream.range(0, tp)
+                        .allMatch(r -> ((Number) part(bank, r).get("appliedThroughEventId")).longValue() == 2000),
+                "every rank applied through its removal");
+        assertThat(eligible(bank)).isEqualTo(1500);
+        for (int r = 0; r < tp; r++) {
+            assertThat(part(bank, r))
+                    .containsEntry("appliedThroughEventId", 2000)
+                    .containsEntry("blocks", 1500);
+        }
+        assertThat(count("forwarded")).isEqualTo(8 * 2001.0);
+    }
+
+    @Test
+    void aRestartedAgentResumesFromTheControlPlanesPosition() throws Exception {
+        Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
+        KvEventBridge first = bridge();
+        settle();
+        TestPublisher p = bank.publishers().getFirst();
+        long[] chain = Fleet.chain(5);
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0], chain[1]), null, 0, "GPU")), 0));
+        await(() -> blocks(bank, 0) == 2, "two blocks");
+        first.close();
+        // published while no agent listens: only the replay still has them
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[2]), chain[1], 2, "GPU")), 0));
+        p.publish(vllmMapBatch(List.of(removedArray(u64(chain[0]))), 0));
+        bridge();
+        settle();
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[3], chain[4]), chain[2], 3, "GPU")), 0));
+        await(() -> blocks(bank, 0) == 4, "everything published during the restart applied once");
+        assertThat(part(bank, 0)).containsEntry("appliedThroughEventId", 3).containsEntry("needsSnapshot", false);
+        assertThat(count("gaps.unrecovered")).isZero();
+        // the child of a block stored before the restart was placed by the control plane
+        assertThat(positions(bank)).containsExactly(1, 2, 3, 4);
+    }
+
+    @Test
+    void mooncakeRfc1527StreamsWithBankResetClears() throws Exception {
+        Bank bank = bank(2, "MOONCAKE_RFC1527", "BANK_RESET", 256);
+        bridge();
+        settle();
+        long[] chain = Fleet.chain(4);
+        for (int r = 0; r < 2; r++) {
+            bank.publishers()
+                    .get(r)
+                    .publish(rfc1527Batch(
+                            List.of(
+                                    rfcEvent(1, "stored", u64(chain[0], chain[1]), null, 0, 0),
+                                    rfcEvent(2, "stored", u64(chain[2], chain[3]), chain[1], 2, 2)),
+                            0));
+        }
+        await(() -> eligible(bank) == 4, "four blocks on both ranks");
+        long epoch = ((Number) view(bank).get("bankEpoch")).longValue();
+        for (int r = 0; r < 2; r++) {
+            bank.publishers()
+                    .get(r)
+                    .publish(rfc1527Batch(
+                            List.of(
+                                    rfcEvent(3, "cleared", null, null, null, 0),
+                                    rfcEvent(4, "stored", u64(chain[0]), null, 0, 0)),
+                            0));
+        }
+        await(() -> eligible(bank) == 1, "only the block stored after the reset");
+        // both ranks' clears are one reset
+        assertThat(((Number) view(bank).get("bankEpoch")).longValue()).isEqualTo(epoch + 1);
+        assertThat(count("bank.resets")).isEqualTo(2);
+    }
+
+    // ---- helpers ----
+
+    private double count(String name) {
+        return registry.counter("kvreuse.agent.kv.events." + name).count();
+    }
+
+    private Map<String, Object> view(Bank bank) {
+        return fleet.get("/api/v1/banks/" + bank.bankId(), bank.decode().token());
+    }
+
+    private long eligible(Bank bank) {
+        return ((Number) view(bank).get("eligibleBlocks")).longValue();
+    }
+
+    @SuppressWarnings("unchecked")
+    private Map<String, Object> part(Bank bank, int rank) {
+        return ((List<Map<String, Object>>) view(bank).get("parts")).get(rank);
+    }
+
+    private long blocks(Bank bank, int rank) {
+        return ((Number) part(bank, rank).get("blocks")).longValue();
+    }
+
+    private String fleetDomainOf(Bank bank) {
+        return (String) fleet.get(
+                        "/api/v1/incarnations/" + bank.decode().id(),
+                        bank.decode().token())
+                .get("domainId");
+    }
+
+    private List<Integer> positions(Bank bank) {
+        return db.sql("SELECT position FROM bank_block WHERE bank_id = :b AND rank = 0 ORDER BY position")
+                .bind("b", UUID.fromString(bank.bankId()))
+                .map((row, meta) -> row.get("position", Integer.class))
+                .all()
+                .collectList()
+                .block(Duration.ofSeconds(5));
+    }
+
+    private List<String> audit(Bank bank) {
+        return db.sql("SELECT action FROM audit_event WHERE subject_id = :s")
+                .bind("s", bank.bankId())
+                .map((row, meta) -> row.get("action", String.class))
+                .all()
+                .collectList()
+                .block(Duration.ofSeconds(5));
+    }
+
+    private static Map<String, Object> block(long hash, Long parent, int position, int slot) {
+        Map<String, Object> b = new LinkedHashMap<>();
+        b.put("seqHash", Long.toUnsignedString(hash));
+        if (parent != null) {
+            b.put("parentHash", Long.toUnsignedString(parent));
+        }
+        b.put("position", position);
+        b.put("slot", slot);
+        return b;
+    }
+
+    private void snapshot(Bank bank, int rank, List<Map<String, Object>> blocks, long sourceSequence) {
+        long through = ((Number) part(bank, rank).get("appliedThroughEventId")).longValue();
+        http.put()
+                .uri("/api/v1/banks/" + bank.bankId() + "/parts/" + rank + "/snapshot")
+                .header("Authorization", "Bearer " + bank.decode().token())
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of("throughEventId", through, "blocks", blocks, "sourceSequence", sourceSequence))
+                .exchange()
+                .expectStatus()
+                .isOk();
+    }
+
+    private Map<String, Object> select(String router, String target, long[] chain) {
+        return http.post()
+                .uri("/api/v1/donor-selections")
+                .header("Authorization", "Bearer " + router)
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of(
+                        "requestId",
+                        "req-" + UUID.randomUUID(),
+                        "targetIncarnationId",
+                        target,
+                        "seqHashes",
+                        Arrays.stream(chain).mapToObj(Long::toUnsignedString).toList(),
+                        "localPrefixBlocks",
+                        0,
+                        "deadlineMs",
+                        10_000))
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(JSON)
+                .returnResult()
+                .getResponseBody();
+    }
+
+    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+}

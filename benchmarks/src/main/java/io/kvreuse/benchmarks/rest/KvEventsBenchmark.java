@@ -1,0 +1,541 @@
+package io.kvreuse.benchmarks.rest;
+
+import io.kvreuse.agent.kvevents.HttpInventoryFeed;
+import io.kvreuse.agent.kvevents.KvEventBridge;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigInteger;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.locks.LockSupport;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * The node agent's KV event bridge (docs/kv-events.md) from real ZMQ publishers into the built
+ * control plane's durable ingestion: (1) block events/s, publishers unpaced behind a window;
+ * (2) publish→visible lag, sampled by a router polling donor selection for a fresh probe chain
+ * while the streams carry a paced background load; (3) a loss-accounting run with withheld
+ * (replayed) batches, lost sequences and publisher restarts.
+ */
+public final class KvEventsBenchmark {
+
+    private static final int BLOCKS_PER_EVENT = 16;
+    private static final int EVENTS_PER_BATCH = 4;
+    private static final int BLOCKS_PER_BATCH = BLOCKS_PER_EVENT * EVENTS_PER_BATCH;
+    private static final int PROBE_SLOTS = 128;
+    private static final int PROBE_BLOCKS = 64;
+
+    private KvEventsBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        Path jar = Path.of(args.length > 0 ? args[0] : "app/target/kvreuse.jar");
+        int[] lagRates = java.util.Arrays.stream((args.length > 1 ? args[1] : "50000").split(","))
+                .mapToInt(Integer::parseInt)
+                .toArray();
+        int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 20;
+        int lossSeconds = args.length > 3 ? Integer.parseInt(args[3]) : 60;
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        try (ControlPlane cp = ControlPlane.start(jar, ControlPlane.tempHome(), java)) {
+            Http http = new Http(cp.baseUrl);
+            RestBenchmark.Fleet fleet = RestBenchmark.Fleet.build(http, cp.operator);
+            String host = "bench-host-0";
+            String agent = http.send(
+                            "POST",
+                            "/api/v1/tokens",
+                            cp.operator,
+                            Map.of("role", "AGENT", "subject", "bench-agent", "hostId", host),
+                            201)
+                    .get("token")
+                    .asString();
+            List<Stream> streams = new ArrayList<>();
+            int capacity = 32 * 256;
+            for (RestBenchmark.Fleet.Donor d : fleet.donorsByHost.getFirst()) {
+                List<Map<String, Object>> ranks = new ArrayList<>();
+                for (int r = 0; r < 2; r++) {
+                    Stream s = new Stream(d, r, capacity);
+                    streams.add(s);
+                    ranks.add(Map.of("rank", r, "endpoint", s.endpoint, "replayEndpoint", s.replayEndpoint));
+                }
+                http.send(
+                        "PUT",
+                        "/api/v1/banks/" + d.bankId() + "/event-source",
+                        d.token(),
+                        Map.of("format", "VLLM_KV_EVENTS", "allBlocksCleared", "NATIVE_CACHE_CLEARED", "ranks", ranks),
+                        200);
+            }
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            try (KvEventBridge bridge = new KvEventBridge(
+                    new HttpInventoryFeed(URI.create(cp.baseUrl), agent, host),
+                    registry,
+                    Duration.ofMillis(500),
+                    Duration.ofMillis(50))) {
+                bridge.refresh();
+                bridge.start();
+                Thread.sleep(1000);
+                throughput(streams, registry, seconds);
+                for (int rate : lagRates) {
+                    drain(registry);
+                    lag(http, fleet, streams, registry, rate, seconds);
+                }
+                drain(registry);
+                loss(http, streams, registry, lossSeconds);
+            } finally {
+                streams.forEach(Stream::close);
+            }
+        }
+    }
+
+    /** Waits until the bridge forwarded everything queued before (its counter stands still for 2 s). */
+    private static void drain(SimpleMeterRegistry registry) throws InterruptedException {
+        long start = System.nanoTime();
+        double last = -1;
+        while (forwardedBlocks(registry) != last) {
+            last = forwardedBlocks(registry);
+            Thread.sleep(2000);
+        }
+        System.out.printf("(drained the previous phase's backlog in %.1f s)%n", (System.nanoTime() - start) / 1e9);
+    }
+
+    private static double forwardedBlocks(SimpleMeterRegistry registry) {
+        return registry.counter("kvreuse.agent.kv.events.forwarded").count() * BLOCKS_PER_EVENT;
+    }
+
+    private static double count(SimpleMeterRegistry registry, String name) {
+        return registry.counter("kvreuse.agent.kv.events." + name).count();
+    }
+
+    /** Unpaced publishers, each at most a window of batches ahead of what was applied. */
+    private static void throughput(List<Stream> streams, SimpleMeterRegistry registry, int seconds)
+            throws InterruptedException {
+        System.out.println("== throughput: " + streams.size() + " streams, " + BLOCKS_PER_BATCH
+                + " blocks per engine batch, unpaced for " + seconds + " s");
+        double before = forwardedBlocks(registry);
+        long start = System.nanoTime();
+        long end = start + Duration.ofSeconds(seconds).toNanos();
+        long window = 64L * streams.size();
+        long published = 0;
+        while (System.nanoTime() < end) {
+            double applied = (forwardedBlocks(registry) - before) / BLOCKS_PER_BATCH;
+            if (published - applied > window) {
+                LockSupport.parkNanos(200_000);
+                continue;
+            }
+            for (Stream s : streams) {
+                s.publishLoad();
+                published++;
+            }
+        }
+        long target = published;
+        while ((forwardedBlocks(registry) - before) / BLOCKS_PER_BATCH < target) {
+            Thread.sleep(5);
+        }
+        double elapsed = (System.nanoTime() - start) / 1e9;
+        double blocks = forwardedBlocks(registry) - before;
+        System.out.printf(
+                "throughput: %.0f block events durable in %.2f s = %.0f block events/s (%.0f engine batches/s); "
+                        + "control-plane apply per forwarded batch p50 %.1f ms, p99 %.1f ms%n",
+                blocks,
+                elapsed,
+                blocks / elapsed,
+                target / elapsed,
+                percentileMs(registry, 0.5),
+                percentileMs(registry, 0.99));
+    }
+
+    private static double percentileMs(SimpleMeterRegistry registry, double p) {
+        var snapshot = registry.timer("kvreuse.agent.kv.events.post").takeSnapshot();
+        for (var v : snapshot.percentileValues()) {
+            if (v.percentile() == p) {
+                return v.value(java.util.concurrent.TimeUnit.MILLISECONDS);
+            }
+        }
+        return Double.NaN;
+    }
+
+    /** Paced background load; every 100 ms a fresh probe chain, polled in donor selection until it is a hint. */
+    private static void lag(
+            Http http,
+            RestBenchmark.Fleet fleet,
+            List<Stream> streams,
+            SimpleMeterRegistry registry,
+            int rate,
+            int seconds)
+            throws Exception {
+        System.out.println("== lag: background " + rate + " block events/s over " + streams.size()
+                + " streams, a probe chain every 100 ms for " + seconds + " s");
+        double batchesPerSecond = (double) rate / BLOCKS_PER_BATCH;
+        long interval = (long) (1e9 / batchesPerSecond);
+        Thread load = Thread.ofPlatform().name("bench-load").start(() -> {
+            long next = System.nanoTime();
+            int i = 0;
+            while (!Thread.currentThread().isInterrupted()) {
+                long now = System.nanoTime();
+                if (now < next) {
+                    LockSupport.parkNanos(next - now);
+                    continue;
+                }
+                streams.get(i++ % streams.size()).publishLoad();
+                next += interval;
+            }
+        });
+        double before = forwardedBlocks(registry);
+        long started = System.nanoTime();
+        List<Long> lags = new ArrayList<>();
+        SplittableRandom random = new SplittableRandom(11);
+        String target = fleet.targets.getFirst();
+        Stream r0 = streams.get(0);
+        Stream r1 = streams.get(1); // both ranks of the first donor
+        long end = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
+        int probe = 0;
+        while (System.nanoTime() < end) {
+            long[] chain = random.longs(PROBE_BLOCKS).toArray();
+            int slot = (probe++ * PROBE_BLOCKS) % PROBE_SLOTS;
+            long t0 = System.nanoTime();
+            r0.publishChain(chain, slot);
+            r1.publishChain(chain, slot);
+            String body = selection(target, chain);
+            while (true) {
+                HttpResponse<String> answer = http.sendAsync(
+                                http.request("POST", "/api/v1/donor-selections", fleet.router, body))
+                        .get();
+                if (answer.body().startsWith("{\"decision\":\"HINT\"")) {
+                    lags.add(System.nanoTime() - t0);
+                    break;
+                }
+                if (System.nanoTime() - t0 > Duration.ofSeconds(10).toNanos()) {
+                    System.out.println("probe not visible after 10 s: " + answer.body());
+                    lags.add(Long.MAX_VALUE);
+                    break;
+                }
+            }
+            Thread.sleep(100);
+        }
+        load.interrupt();
+        load.join();
+        double elapsed = (System.nanoTime() - started) / 1e9;
+        long[] sorted = lags.stream().mapToLong(Long::longValue).sorted().toArray();
+        if (sorted.length == 0) {
+            System.out.println("lag: no probe completed");
+            return;
+        }
+        long invisible = lags.stream().filter(l -> l == Long.MAX_VALUE).count();
+        if (invisible > 0) {
+            System.out.println("lag: " + invisible + " of " + sorted.length + " probes were not visible within 10 s");
+        }
+        System.out.printf(
+                "lag: background applied %.0f block events/s; publish->visible in donor selection over %d probes: "
+                        + "p50 %.1f ms, p99 %.1f ms, max %.1f ms (includes one selection round trip per poll)%n",
+                (forwardedBlocks(registry) - before) / elapsed,
+                sorted.length,
+                sorted[sorted.length / 2] / 1e6,
+                sorted[Math.min(sorted.length - 1, (int) Math.ceil(sorted.length * 0.99) - 1)] / 1e6,
+                sorted[sorted.length - 1] / 1e6);
+    }
+
+    private static String selection(String target, long[] chain) {
+        StringBuilder json = new StringBuilder("{\"requestId\":\"")
+                .append(UUID.randomUUID())
+                .append("\",\"targetIncarnationId\":\"")
+                .append(target)
+                .append("\",\"seqHashes\":[");
+        for (int i = 0; i < chain.length; i++) {
+            json.append(i > 0 ? "," : "")
+                    .append('"')
+                    .append(Long.toUnsignedString(chain[i]))
+                    .append('"');
+        }
+        return json.append("],\"localPrefixBlocks\":0}").toString();
+    }
+
+    /**
+     * Random withheld batches (the replay must return them), lost sequences and publisher restarts;
+     * after each break the rank is snapshotted and the stream resumes. Every published batch must be
+     * applied or dropped-and-counted while its rank awaited a snapshot.
+     */
+    private static void loss(Http http, List<Stream> streams, SimpleMeterRegistry registry, int seconds)
+            throws Exception {
+        System.out.println("== loss accounting: " + seconds + " s, random withheld batches, lost sequences, restarts");
+        double forwarded0 = count(registry, "forwarded");
+        double dropped0 = count(registry, "awaiting.snapshot");
+        double breaks0 = count(registry, "gaps.unrecovered") + count(registry, "restarts");
+        double replayed0 = count(registry, "replayed");
+        SplittableRandom random = new SplittableRandom(5);
+        long published = 0;
+        long withheld = 0;
+        long lost = 0;
+        long restarts = 0;
+        long snapshots = 0;
+        long end = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
+        long nextCheck = 0;
+        while (System.nanoTime() < end) {
+            Stream s = streams.get(random.nextInt(streams.size()));
+            if (s.pausedUntil > System.nanoTime()) {
+                LockSupport.parkNanos(1_000_000);
+                continue; // until the bridge resubscribed behind the snapshot: nothing falls between
+            }
+            int dice = random.nextInt(1000);
+            if (dice < 20) {
+                s.withholdLoad();
+                withheld++;
+                published++;
+            } else if (dice < 22) {
+                s.lose(1 + random.nextInt(3));
+                lost++;
+            } else if (dice < 23 && !s.withheldPending) {
+                s.restart();
+                restarts++;
+            } else {
+                s.publishLoad();
+                published++;
+            }
+            LockSupport.parkNanos(10_000_000);
+            if (System.nanoTime() > nextCheck) {
+                for (Stream t : streams) {
+                    snapshots += t.snapshotIfBroken(http);
+                }
+                nextCheck = System.nanoTime() + 500_000_000L;
+            }
+        }
+        // drain: a final batch on each stream delivers withheld ones through replay
+        for (Stream s : streams) {
+            s.publishLoad();
+            published++;
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            for (Stream t : streams) {
+                snapshots += t.snapshotIfBroken(http);
+            }
+            double accounted = (count(registry, "forwarded") - forwarded0) / EVENTS_PER_BATCH
+                    + count(registry, "awaiting.snapshot")
+                    - dropped0;
+            if (accounted >= published) {
+                break;
+            }
+            Thread.sleep(100);
+        }
+        double applied = (count(registry, "forwarded") - forwarded0) / EVENTS_PER_BATCH;
+        double dropped = count(registry, "awaiting.snapshot") - dropped0;
+        System.out.printf(
+                "loss: published %d engine batches (%d first withheld), %d lost-sequence gaps, %d publisher restarts; "
+                        + "applied %.0f + dropped while awaiting a snapshot %.0f = %.0f (unaccounted %.0f); "
+                        + "replayed %.0f, stream breaks reported %.0f, snapshots sent %d%n",
+                published,
+                withheld,
+                lost,
+                restarts,
+                applied,
+                dropped,
+                applied + dropped,
+                published - applied - dropped,
+                count(registry, "replayed") - replayed0,
+                count(registry, "gaps.unrecovered") + count(registry, "restarts") - breaks0,
+                snapshots);
+    }
+
+    /** One rank's engine publisher: PUB + ROUTER replay, vLLM EventBatch maps with slots. */
+    private static final class Stream {
+        final RestBenchmark.Fleet.Donor donor;
+        final int rank;
+        final int capacity;
+        final String endpoint;
+        final String replayEndpoint;
+        private final ZContext zmq = new ZContext(1);
+        private final ZMQ.Socket pub;
+        private final ConcurrentSkipListMap<Long, byte[]> history = new ConcurrentSkipListMap<>();
+        private final Thread replay;
+        private volatile boolean running = true;
+        private long next;
+        private int slot = PROBE_SLOTS;
+        /** After a snapshot, the stream publishes again once the bridge resubscribed. */
+        volatile long pausedUntil;
+        /** A withheld batch the next live one will make the subscriber replay. */
+        volatile boolean withheldPending;
+
+        private final SplittableRandom random;
+
+        Stream(RestBenchmark.Fleet.Donor donor, int rank, int capacity) {
+            this.donor = donor;
+            this.rank = rank;
+            this.capacity = capacity;
+            this.random = new SplittableRandom(donor.id().hashCode() * 31L + rank);
+            pub = zmq.createSocket(SocketType.PUB);
+            pub.setSndHWM(2_000_000);
+            pub.bind("tcp://127.0.0.1:*");
+            endpoint = pub.getLastEndpoint();
+            ZMQ.Socket router = zmq.createSocket(SocketType.ROUTER);
+            router.bind("tcp://127.0.0.1:*");
+            replayEndpoint = router.getLastEndpoint();
+            replay = Thread.ofPlatform().daemon().start(() -> serve(router));
+        }
+
+        synchronized void publishLoad() {
+            send(next++, load());
+            withheldPending = false;
+        }
+
+        synchronized void withholdLoad() {
+            history.put(next++, load());
+            withheldPending = true;
+        }
+
+        synchronized void lose(int n) {
+            next += n;
+        }
+
+        synchronized void restart() {
+            history.clear();
+            next = 0;
+        }
+
+        /** The same fresh chain on this rank, at slots below the background load's. */
+        synchronized void publishChain(long[] chain, int firstSlot) {
+            send(next++, batch(List.of(stored(chain, null, firstSlot))));
+        }
+
+        private byte[] load() {
+            List<byte[]> events = new ArrayList<>(EVENTS_PER_BATCH);
+            for (int e = 0; e < EVENTS_PER_BATCH; e++) {
+                if (slot + BLOCKS_PER_EVENT > capacity) {
+                    slot = PROBE_SLOTS;
+                }
+                events.add(stored(random.longs(BLOCKS_PER_EVENT).toArray(), null, slot));
+                slot += BLOCKS_PER_EVENT;
+            }
+            return batch(events);
+        }
+
+        private void send(long seq, byte[] payload) {
+            history.put(seq, payload);
+            while (history.size() > 100_000) {
+                history.pollFirstEntry();
+            }
+            pub.sendMore("".getBytes(StandardCharsets.UTF_8));
+            pub.sendMore(ByteBuffer.allocate(8).putLong(seq).array());
+            pub.send(payload);
+        }
+
+        /** Snapshots a broken rank as empty through the current sequence; 1 when it did. */
+        int snapshotIfBroken(Http http) throws Exception {
+            var view = http.send("GET", "/api/v1/banks/" + donor.bankId(), donor.token(), null, 200);
+            var part = view.get("parts").get(rank);
+            if (!part.get("needsSnapshot").asBoolean()) {
+                return 0;
+            }
+            long seq;
+            synchronized (this) {
+                seq = next - 1;
+            }
+            http.send(
+                    "PUT",
+                    "/api/v1/banks/" + donor.bankId() + "/parts/" + rank + "/snapshot",
+                    donor.token(),
+                    Map.of(
+                            "throughEventId",
+                            part.get("appliedThroughEventId").asLong(),
+                            "blocks",
+                            List.of(),
+                            "sourceSequence",
+                            Math.max(0, seq)),
+                    200);
+            pausedUntil = System.nanoTime() + 2_000_000_000L;
+            return 1;
+        }
+
+        private static byte[] stored(long[] hashes, Long parent, int firstSlot) {
+            try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+                p.packMapHeader(5);
+                p.packString("type").packString("BlockStored");
+                p.packString("block_hashes").packArrayHeader(hashes.length);
+                for (long h : hashes) {
+                    p.packBigInteger(new BigInteger(Long.toUnsignedString(h)));
+                }
+                p.packString("parent_block_hash");
+                if (parent == null) {
+                    p.packNil();
+                } else {
+                    p.packLong(parent);
+                }
+                p.packString("medium").packString("GPU");
+                p.packString("slots").packArrayHeader(hashes.length);
+                for (int i = 0; i < hashes.length; i++) {
+                    p.packInt(firstSlot + i);
+                }
+                return p.toByteArray();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        /** Positional roots of chains would carry positions 0.. each; here every block is its own root. */
+        private static byte[] batch(List<byte[]> events) {
+            try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+                p.packMapHeader(3);
+                p.packString("ts").packDouble(System.currentTimeMillis() / 1000.0);
+                p.packString("events").packArrayHeader(events.size());
+                for (byte[] e : events) {
+                    p.writePayload(e);
+                }
+                p.packString("data_parallel_rank").packNil();
+                return p.toByteArray();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        private void serve(ZMQ.Socket router) {
+            router.setReceiveTimeOut(100);
+            while (running) {
+                try {
+                    byte[] id = router.recv();
+                    if (id == null) {
+                        continue;
+                    }
+                    List<byte[]> frames = new ArrayList<>();
+                    while (router.hasReceiveMore()) {
+                        frames.add(router.recv());
+                    }
+                    long from = ByteBuffer.wrap(frames.getLast()).getLong();
+                    for (var e : history.tailMap(from).entrySet()) {
+                        router.sendMore(id);
+                        router.sendMore(new byte[0]);
+                        router.sendMore(
+                                ByteBuffer.allocate(8).putLong(e.getKey()).array());
+                        router.send(e.getValue());
+                    }
+                    router.sendMore(id);
+                    router.sendMore(new byte[0]);
+                    router.sendMore(ByteBuffer.allocate(8).putLong(-1).array());
+                    router.send(new byte[0]);
+                } catch (org.zeromq.ZMQException e) {
+                    return;
+                }
+            }
+        }
+
+        void close() {
+            running = false;
+            try {
+                replay.join(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            zmq.close();
+        }
+    }
+}
