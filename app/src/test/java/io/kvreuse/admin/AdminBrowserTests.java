@@ -81,7 +81,7 @@ class AdminBrowserTests {
                 "--disable-component-update",
                 "--disable-sync",
                 "--no-first-run",
-                "--window-size=1440,1000",
+                "--window-size=1440,900",
                 "--user-data-dir=" + profile);
         ChromeDriverService service = new ChromeDriverService.Builder()
                 .usingDriverExecutable(CHROMEDRIVER.toFile())
