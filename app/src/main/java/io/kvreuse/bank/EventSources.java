@@ -61,6 +61,17 @@ class EventSources {
         this.events = events;
         this.meters = meters;
         this.clock = clock;
+        for (io.kvreuse.protocol.StreamBreak.Kind kind : io.kvreuse.protocol.StreamBreak.Kind.values()) {
+            streamBreaks(kind);
+        }
+    }
+
+    private io.micrometer.core.instrument.Counter streamBreaks(io.kvreuse.protocol.StreamBreak.Kind kind) {
+        return io.micrometer.core.instrument.Counter.builder("kvreuse.inventory.stream.breaks")
+                .description("engine event streams broken by kind (GAP: replay could not fill it; RESTART: the"
+                        + " sequence went backwards); the rank needs a snapshot")
+                .tag("kind", kind.name())
+                .register(meters);
     }
 
     /** Checks a source against the bank's ranks before anything is written. */
@@ -280,11 +291,7 @@ class EventSources {
                 .then(Mono.defer(() -> store.appendFeed(bankId, changes)))
                 .as(tx::transactional)
                 .doOnSuccess(v -> {
-                    meters.counter(
-                                    "kvreuse.inventory.stream.breaks",
-                                    "kind",
-                                    report.kind().name())
-                            .increment();
+                    streamBreaks(report.kind()).increment();
                     events.publishEvent(new BankChanged(bankId));
                 });
     }
