@@ -188,11 +188,14 @@ class EventSources {
     /** Every source of the live banks on {@code hostId}: what that host's agent subscribes to. */
     Flux<KvEventSource> ofHost(String hostId, ApiPrincipal caller) {
         if (!caller.isOperator() && !hostId.equals(caller.agentHost())) {
+            // the host-binding problem every other agent resource answers (docs/api.md)
             return Flux.error(new KvReuseException(
-                    ProblemKind.FORBIDDEN,
-                    "agent-host-mismatch",
-                    "Token is for another host",
-                    "this token acts for host " + caller.agentHost() + ", not " + hostId));
+                            ProblemKind.FORBIDDEN,
+                            "token-host-mismatch",
+                            "Token bound to another host",
+                            "this AGENT token acts for host " + caller.agentHost() + " only, not for " + hostId)
+                    .with("hostId", hostId)
+                    .with("tokenHostId", caller.agentHost()));
         }
         // a host nobody registered (no agent, no engine) is unknown, as for the other agent resources
         return db.sql("""
