@@ -2,6 +2,7 @@ package io.kvreuse.bank;
 
 import io.kvreuse.protocol.KvEventSource;
 import io.kvreuse.security.CurrentPrincipal;
+import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.Valid;
 import java.util.List;
 import java.util.UUID;
@@ -26,24 +27,37 @@ class EventSourceController {
     }
 
     /** Names or replaces the source; the host's agent resubscribes on the new revision. */
+    @Operation(
+            operationId = "putBankEventSource",
+            summary = "Name or replace a bank's KV event source; its revision rises (ENGINE owner)")
     @PutMapping("/api/v1/banks/{bankId}/event-source")
     Mono<KvEventSource> set(
             @PathVariable UUID bankId, @Valid @RequestBody InventoryRequests.EventSourceRequest source) {
         return CurrentPrincipal.get().flatMap(p -> sources.set(bankId, source, p));
     }
 
+    @Operation(
+            operationId = "getBankEventSource",
+            summary = "Read a bank's KV event source (ENGINE owner, AGENT of its host, OPERATOR)")
     @GetMapping("/api/v1/banks/{bankId}/event-source")
     Mono<KvEventSource> get(@PathVariable UUID bankId) {
         return CurrentPrincipal.get().flatMap(p -> sources.get(bankId, p));
     }
 
     /** The sources of every live bank on the host: what its agent subscribes to, and where each rank stands. */
+    @Operation(
+            operationId = "listHostEventSources",
+            summary = "List the KV event sources of the host's live banks (AGENT of the host, OPERATOR)")
     @GetMapping("/api/v1/agents/{hostId}/event-sources")
     Mono<List<KvEventSource>> ofHost(@PathVariable String hostId) {
         return CurrentPrincipal.get().flatMap(p -> sources.ofHost(hostId, p).collectList());
     }
 
     /** The host's agent lost events of the rank's stream for good: the rank needs a snapshot. */
+    @Operation(
+            operationId = "reportStreamBreak",
+            summary = "Report that a rank's event stream broke: the rank needs a snapshot (AGENT of the host,"
+                    + " ENGINE owner)")
     @PostMapping("/api/v1/banks/{bankId}/parts/{rank}/stream-breaks")
     Mono<BankView> streamBroke(
             @PathVariable UUID bankId,

@@ -244,6 +244,45 @@ class OpenApiConformanceIntegrationTests {
                             "blocks",
                             List.of(Map.of("seqHash", Long.toUnsignedString(w.chain[0]), "position", 0, "slot", 3))));
             fleet.post("/api/v1/banks/" + spareBank + "/reset", spareDonor.token(), Map.of(), 200);
+            // a bank fed by its engine's own KV event streams, read and replaced by its owner, read by
+            // its host's agent, which reports a broken stream (docs/kv-events.md)
+            String streamingHost = Fleet.host();
+            Fleet.Engine streaming = fleet.ready("DECODE", w.domain, 2, streamingHost);
+            List<Map<String, Object>> streamingParts = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                streamingParts.add(Map.of(
+                        "rank", r, "regionRef", "shm://bank-" + streaming.id() + "-" + r, "bytesPerBlock", 1048576));
+            }
+            Map<String, Object> streamed = fleet.post(
+                    "/api/v1/incarnations/" + streaming.id() + "/banks",
+                    streaming.token(),
+                    Map.of(
+                            "capacityBlocks",
+                            64,
+                            "parts",
+                            streamingParts,
+                            "eventSource",
+                            eventSource(streamingHost, "NATIVE_CACHE_CLEARED")),
+                    201);
+            String streamedBank = (String) streamed.get("bankId");
+            fleet.get("/api/v1/banks/" + streamedBank + "/event-source", streaming.token());
+            put(
+                    "/api/v1/banks/" + streamedBank + "/event-source",
+                    streaming.token(),
+                    eventSource(streamingHost, "BANK_RESET"));
+            String streamingAgent = tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), streamingHost);
+            http.get()
+                    .uri("/api/v1/agents/" + streamingHost + "/event-sources")
+                    .header("Authorization", "Bearer " + streamingAgent)
+                    .exchange()
+                    .expectStatus()
+                    .isOk();
+            fleet.post(
+                    "/api/v1/banks/" + streamedBank + "/parts/1/stream-breaks",
+                    streamingAgent,
+                    Map.of("kind", "GAP", "expectedSequence", 41, "receivedSequence", 44),
+                    200);
+
             String spare = fleet.domain(1, "GPU_CUDA_IPC");
             fleet.post("/api/v1/domains/" + spare + "/revoke", op, Map.of("reason", "superseded"), 200);
 
@@ -293,6 +332,25 @@ class OpenApiConformanceIntegrationTests {
         body.put("deadlineMs", 2000);
         body.put("explain", explain);
         return body;
+    }
+
+    /** An event source of two ranks on {@code host}; rank 0 offers replay, rank 1 a topic. */
+    private static Map<String, Object> eventSource(String host, String allBlocksCleared) {
+        return Map.of(
+                "format",
+                "VLLM_KV_EVENTS",
+                "allBlocksCleared",
+                allBlocksCleared,
+                "ranks",
+                List.of(
+                        Map.of(
+                                "rank",
+                                0,
+                                "endpoint",
+                                "tcp://" + host + ":5557",
+                                "replayEndpoint",
+                                "tcp://" + host + ":5558"),
+                        Map.of("rank", 1, "endpoint", "tcp://" + host + ":5567", "topic", "kv-events")));
     }
 
     private static List<Map<String, Object>> ranks(LeaseWorld w, int start) {
