@@ -39,12 +39,19 @@ final class AdminBrowser implements AutoCloseable {
     private final Path profile;
 
     AdminBrowser(int port) throws IOException {
+        this.port = port;
+        profile = Files.createTempDirectory("kvreuse-chromium-");
+        driver = chromium(profile);
+        wait = new WebDriverWait(driver, Duration.ofSeconds(10));
+        Files.createDirectories(SCREENSHOTS);
+    }
+
+    /** Headless Chromium at 1440×900 with its own profile directory, as every browser test starts it. */
+    static ChromeDriver chromium(Path profile) {
         assertThat(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER))
                 .as(
                         "browser tests need Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver)")
                 .isTrue();
-        this.port = port;
-        profile = Files.createTempDirectory("kvreuse-chromium-");
         ChromeOptions options = new ChromeOptions();
         options.setBinary(CHROMIUM.toFile());
         options.addArguments(
@@ -62,9 +69,14 @@ final class AdminBrowser implements AutoCloseable {
                 .usingDriverExecutable(CHROMEDRIVER.toFile())
                 .usingAnyFreePort()
                 .build();
-        driver = new ChromeDriver(service, options);
-        wait = new WebDriverWait(driver, Duration.ofSeconds(10));
-        Files.createDirectories(SCREENSHOTS);
+        return new ChromeDriver(service, options);
+    }
+
+    /** Removes a profile directory {@link #chromium} used. */
+    static void deleteProfile(Path profile) throws IOException {
+        try (var files = Files.walk(profile)) {
+            files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+        }
     }
 
     void signIn(String token) {
@@ -129,8 +141,6 @@ final class AdminBrowser implements AutoCloseable {
     @Override
     public void close() throws IOException {
         driver.quit();
-        try (var files = Files.walk(profile)) {
-            files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
-        }
+        deleteProfile(profile);
     }
 }

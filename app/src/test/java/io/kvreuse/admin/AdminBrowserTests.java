@@ -23,9 +23,6 @@ import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -36,8 +33,6 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 @IntegrationTest
 class AdminBrowserTests {
 
-    private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
-    private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
     private static final Path SCREENSHOTS = Path.of("target/screenshots");
 
     @LocalServerPort
@@ -65,29 +60,8 @@ class AdminBrowserTests {
 
     @BeforeEach
     void startBrowser() throws IOException {
-        assertThat(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER))
-                .as(
-                        "browser tests need Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver)")
-                .isTrue();
         profile = Files.createTempDirectory("kvreuse-chromium-");
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(CHROMIUM.toFile());
-        options.addArguments(
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-                "--window-size=1440,900",
-                "--user-data-dir=" + profile);
-        ChromeDriverService service = new ChromeDriverService.Builder()
-                .usingDriverExecutable(CHROMEDRIVER.toFile())
-                .usingAnyFreePort()
-                .build();
-        browser = new ChromeDriver(service, options);
+        browser = AdminBrowser.chromium(profile);
         wait = new WebDriverWait(browser, Duration.ofSeconds(10));
         fleet = new Fleet(http, tokens);
         Files.createDirectories(SCREENSHOTS);
@@ -99,11 +73,7 @@ class AdminBrowserTests {
             browser.quit();
         }
         if (profile != null) {
-            try (var files = Files.walk(profile)) {
-                files.sorted(java.util.Comparator.reverseOrder())
-                        .map(Path::toFile)
-                        .forEach(File::delete);
-            }
+            AdminBrowser.deleteProfile(profile);
         }
     }
 

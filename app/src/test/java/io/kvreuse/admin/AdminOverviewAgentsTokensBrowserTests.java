@@ -26,9 +26,6 @@ import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
@@ -44,8 +41,6 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 @IntegrationTest
 class AdminOverviewAgentsTokensBrowserTests {
 
-    private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
-    private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
     private static final Path SCREENSHOTS = Path.of("target/screenshots");
 
     @LocalServerPort
@@ -73,29 +68,8 @@ class AdminOverviewAgentsTokensBrowserTests {
 
     @BeforeEach
     void startBrowser() throws IOException {
-        assertThat(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER))
-                .as(
-                        "browser tests need Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver)")
-                .isTrue();
         profile = Files.createTempDirectory("kvreuse-chromium-");
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(CHROMIUM.toFile());
-        options.addArguments(
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-                "--window-size=1440,900",
-                "--user-data-dir=" + profile);
-        ChromeDriverService service = new ChromeDriverService.Builder()
-                .usingDriverExecutable(CHROMEDRIVER.toFile())
-                .usingAnyFreePort()
-                .build();
-        browser = new ChromeDriver(service, options);
+        browser = AdminBrowser.chromium(profile);
         wait = new WebDriverWait(browser, Duration.ofSeconds(10));
         fleet = new Fleet(http, tokens);
         Files.createDirectories(SCREENSHOTS);
@@ -107,11 +81,7 @@ class AdminOverviewAgentsTokensBrowserTests {
             browser.quit();
         }
         if (profile != null) {
-            try (var files = Files.walk(profile)) {
-                files.sorted(java.util.Comparator.reverseOrder())
-                        .map(Path::toFile)
-                        .forEach(File::delete);
-            }
+            AdminBrowser.deleteProfile(profile);
         }
     }
 
