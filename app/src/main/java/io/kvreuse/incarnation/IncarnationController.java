@@ -1,6 +1,7 @@
 package io.kvreuse.incarnation;
 
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
@@ -168,7 +169,7 @@ class IncarnationController {
             @RequestParam(defaultValue = "500") int limit) {
         if (limit < 1 || limit > 5000) {
             return Flux.error(new InvalidRequestException(
-                    "invalid-parameter", "Invalid parameter", "parameter 'limit' must be between 1 and 5000"));
+                    ProblemType.INVALID_PARAMETER, "parameter 'limit' must be between 1 and 5000"));
         }
         return CurrentPrincipal.get().flatMapMany(p -> incarnations.list(state, role, domainId, hostId, p, limit));
     }
@@ -192,12 +193,11 @@ class IncarnationController {
     static @Nullable Long epochOf(@Nullable Long header, @Nullable Long body) {
         if (header != null && header < 1) {
             throw new InvalidRequestException(
-                    "invalid-parameter", "Invalid parameter", EPOCH_HEADER + " must be a fencing epoch (1 or more)");
+                    ProblemType.INVALID_PARAMETER, EPOCH_HEADER + " must be a fencing epoch (1 or more)");
         }
         if (header != null && body != null && !header.equals(body)) {
             throw new InvalidRequestException(
-                    "invalid-request",
-                    "Invalid request",
+                    ProblemType.INVALID_REQUEST,
                     EPOCH_HEADER + " " + header + " and fencingEpoch " + body + " disagree");
         }
         return header != null ? header : body;

@@ -2,7 +2,7 @@ package io.kvreuse.lease;
 
 import io.kvreuse.error.ItemResult;
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.incarnation.Incarnations;
 import io.kvreuse.region.DestinationRegions;
 import io.kvreuse.security.ApiPrincipal;
@@ -356,11 +356,7 @@ class LeaseReports {
     }
 
     static KvReuseException notAParty(UUID id, @Nullable Role role) {
-        return new KvReuseException(
-                        ProblemKind.FORBIDDEN,
-                        "not-lease-party",
-                        "Not a party to the lease",
-                        "this caller may not report on lease " + id)
+        return new KvReuseException(ProblemType.NOT_LEASE_PARTY, "this caller may not report on lease " + id)
                 .with("role", role);
     }
 }

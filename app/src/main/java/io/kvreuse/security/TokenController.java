@@ -2,7 +2,7 @@ package io.kvreuse.security;
 
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
@@ -80,7 +80,7 @@ class TokenController {
             @RequestParam(required = false) @Nullable String cursor) {
         if (limit < 1 || limit > MAX_LIMIT) {
             throw new InvalidRequestException(
-                    "invalid-parameter", "Invalid parameter", "limit must be between 1 and " + MAX_LIMIT);
+                    ProblemType.INVALID_PARAMETER, "limit must be between 1 and " + MAX_LIMIT);
         }
         TokenCursor after = cursor == null ? null : TokenCursor.decode(cursor);
         // one more than asked says whether another page follows
@@ -105,11 +105,7 @@ class TokenController {
                 .flatMap(op -> tokens.revoke(tokenId, op.actor()))
                 .flatMap(revoked -> revoked
                         ? Mono.<Void>empty()
-                        : Mono.error(new KvReuseException(
-                                ProblemKind.NOT_FOUND,
-                                "token-not-found",
-                                "No such active token",
-                                "no active token " + tokenId)));
+                        : Mono.error(new KvReuseException(ProblemType.TOKEN_NOT_FOUND, "no active token " + tokenId)));
     }
 
     @Schema(description = "Mints an API token")
