@@ -120,7 +120,7 @@ class OpenApiConfiguration {
                 .filter(t -> !description.contains(t.slug() + " ("))
                 .toList();
         if (!any.isEmpty()) {
-            String listed = ProblemResponses.describe(any, "");
+            String listed = DeclaredProblemResponses.describe(any, "");
             response.description(description.isBlank() ? listed : description + ". Any operation: " + listed);
         }
     }

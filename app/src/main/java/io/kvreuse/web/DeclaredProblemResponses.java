@@ -18,7 +18,7 @@ import org.springframework.web.method.HandlerMethod;
  * documented problem types are the answered ones by construction.
  */
 @Component
-class ProblemResponses implements OperationCustomizer {
+class DeclaredProblemResponses implements OperationCustomizer {
 
     @Override
     public Operation customize(Operation operation, HandlerMethod handler) {
