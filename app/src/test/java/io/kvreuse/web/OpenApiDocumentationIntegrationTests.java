@@ -157,6 +157,13 @@ class OpenApiDocumentationIntegrationTests {
                 .contains("rank-layout-mismatch (Ranks do not match the domain)")
                 .doesNotContain("domain-not-found");
 
+        JsonNode execute = doc.root.at("/paths/~1api~1v1~1cleanup~1plans~1{planId}~1execute/post/responses");
+        assertThat(execute.at("/409/description").asText())
+                .contains("cleanup-plan-executed (Plan already executed)", "cleanup-plan-stale (Plan is stale)")
+                .doesNotContain("quiescence-attestation-required");
+        assertThat(execute.at("/422/description").asText())
+                .startsWith("quiescence-attestation-required (Quiescence not proven): ");
+
         // an operation that declares nothing of its own lists what any operation may answer
         JsonNode leases = doc.root.at("/paths/~1api~1v1~1leases/get/responses");
         assertThat(leases.at("/401/description").asText()).contains("unauthorized (Authentication required)");
