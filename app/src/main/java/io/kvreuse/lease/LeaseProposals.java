@@ -1,4 +1,4 @@
-package io.kvreuse.selection;
+package io.kvreuse.lease;
 
 import io.kvreuse.settings.ReuseSettings;
 import io.kvreuse.settings.ReuseSettingsService;
@@ -11,12 +11,16 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ValidationDepth;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.r2dbc.ConnectionFactoryBuilder;
 import org.springframework.boot.r2dbc.autoconfigure.R2dbcProperties;
@@ -29,14 +33,16 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 
 /**
- * Records a selection's PROPOSED lease. It holds nothing yet, so losing it in a crash is safe
- * (the donor refuses an unknown lease, the target recomputes): it is written with
- * {@code synchronous_commit = off}. Every later transition that holds memory is durable. The
- * in-flight caps are enforced in the same transaction ({@link InflightCaps}): a proposal that would
- * pass its donor's or target's cap is not written.
+ * Records the PROPOSED leases selection decides on, with their donors' PIN commands (one per donor
+ * rank, visible at once) in the same statement: the lease package is the only writer of {@code
+ * lease} and {@code engine_command}. A PROPOSED lease holds nothing yet, so losing it in a crash is
+ * safe (the donor refuses an unknown lease, the target recomputes): it is written with {@code
+ * synchronous_commit = off}. Every later transition that holds memory is durable. The in-flight
+ * caps are enforced in the same transaction ({@link InflightCaps}): a proposal that would pass its
+ * donor's or target's cap is not written.
  */
 @Component
-class LeaseProposals implements DisposableBean {
+public class LeaseProposals implements DisposableBean {
 
     private final ConnectionFactory connections;
     private final DatabaseClient db;
@@ -52,7 +58,7 @@ class LeaseProposals implements DisposableBean {
         // a lease is born PROPOSED here, not moved there: this is the "to PROPOSED" series of the
         // lease transitions (the other states are counted where the lease ledger moves them)
         this.proposed = Counter.builder("kvreuse.lease.transitions")
-                .description(LEASE_TRANSITIONS_HELP)
+                .description(LeaseMetrics.TRANSITIONS_HELP)
                 .tag("to", "PROPOSED")
                 .register(meters);
         ConnectionFactory factory = ConnectionFactoryBuilder.withUrl(r2dbc.getUrl())
@@ -84,29 +90,75 @@ class LeaseProposals implements DisposableBean {
         }
     }
 
-    /** The help text of {@code kvreuse_lease_transitions_total}, shared with the lease ledger's series. */
-    static final String LEASE_TRANSITIONS_HELP = "lease state changes by the state entered (PROPOSED: leases written)";
-
     /** Concurrent writes at most; proposals that arrive while they run are written together next. */
     static final int WRITERS = 4;
 
     /** Most proposals in one statement. */
     static final int MAX_GROUP = 256;
 
-    private record Pending(DonorSelector.Plan plan, MonoSink<Boolean> done) {}
+    /**
+     * One lease selection decided on.
+     *
+     * @param leaseId the new lease's id (the hint carries it)
+     * @param requestId the router's request id
+     * @param domainId the layout domain of donor and target
+     * @param transportClass the domain's transport class
+     * @param donorId the donor incarnation, pinned at {@code donorEpoch}
+     * @param donorEpoch the donor's fencing epoch the selection saw
+     * @param bankId the donor's retained bank, at {@code bankEpoch}
+     * @param bankEpoch the bank's epoch the selection saw
+     * @param targetId the target incarnation, at {@code targetEpoch}
+     * @param targetEpoch the target's fencing epoch the selection saw
+     * @param localPrefixBlocks blocks the target already holds
+     * @param fetchedHashes the sequence hashes of the blocks to fetch, in chain order
+     * @param slotRuns the fetched blocks' source slots as (first, count) pairs
+     * @param mmLineage the multimodal lineage of the chain, if any
+     * @param actionType the action the hint tells the target to take ({@code kv.fetch}, {@code kv.fetch_gpu})
+     * @param transferMs predicted transfer time
+     * @param recomputeMs predicted recompute time of the fetched range
+     * @param budgetBytes bytes the target may receive
+     * @param manifestBytes size of the hint's manifest
+     * @param ttlDeadline when an untouched PROPOSED lease expires
+     * @param transferDeadline when the transfer must have ended
+     * @param abandonDeadline when a lease nobody reports on is given up
+     */
+    public record Proposal(
+            UUID leaseId,
+            String requestId,
+            String domainId,
+            String transportClass,
+            UUID donorId,
+            long donorEpoch,
+            UUID bankId,
+            long bankEpoch,
+            UUID targetId,
+            long targetEpoch,
+            int localPrefixBlocks,
+            long[] fetchedHashes,
+            int[] slotRuns,
+            @Nullable String mmLineage,
+            String actionType,
+            double transferMs,
+            double recomputeMs,
+            long budgetBytes,
+            int manifestBytes,
+            Instant ttlDeadline,
+            Instant transferDeadline,
+            Instant abandonDeadline) {}
+
+    private record Pending(Proposal plan, MonoSink<Boolean> done) {}
 
     private final Queue<Pending> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger writing = new AtomicInteger();
     // System.nanoTime() of the last write that started while none ran, or that ended
-    private final java.util.concurrent.atomic.AtomicLong lastProgress =
-            new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+    private final AtomicLong lastProgress = new AtomicLong(System.nanoTime());
 
     /**
      * Whether PostgreSQL has stopped answering proposals: a write has been in flight for {@code
      * after} without any write ending. A selection then answers STORE_UNAVAILABLE at once instead of
      * queueing a write that could only end after its router's deadline.
      */
-    boolean stalled(java.time.Duration after) {
+    public boolean stalled(Duration after) {
         return (writing.get() > 0 || !queue.isEmpty()) && System.nanoTime() - lastProgress.get() > after.toNanos();
     }
 
@@ -118,7 +170,7 @@ class LeaseProposals implements DisposableBean {
      * grouped write fails, each of its proposals is written alone, so one bad row fails only its own
      * selection.
      */
-    Mono<Boolean> record(DonorSelector.Plan p) {
+    public Mono<Boolean> record(Proposal p) {
         return Mono.create(sink -> {
             queue.add(new Pending(p, sink));
             drain();
@@ -181,17 +233,17 @@ class LeaseProposals implements DisposableBean {
     }
 
     /** One transaction: lock and count the parties, then insert the proposals that fit under the caps. */
-    private Mono<boolean[]> admitAndInsert(List<DonorSelector.Plan> plans) {
+    private Mono<boolean[]> admitAndInsert(List<Proposal> plans) {
         ReuseSettings caps = settings.current();
         List<InflightCaps.Parties> parties = plans.stream()
-                .map(p -> new InflightCaps.Parties(p.donor().id(), p.target().id()))
+                .map(p -> new InflightCaps.Parties(p.donorId(), p.targetId()))
                 .toList();
         return InflightCaps.lockAndCount(
                         db, parties, clock.instant(), caps.maxInflightPerDonor(), caps.maxInflightPerTarget())
                 .flatMap(counts -> {
                     boolean[] admitted = InflightCaps.admit(
                             parties, counts, caps.maxInflightPerDonor(), caps.maxInflightPerTarget());
-                    List<DonorSelector.Plan> fit = new ArrayList<>(plans.size());
+                    List<Proposal> fit = new ArrayList<>(plans.size());
                     for (int i = 0; i < admitted.length; i++) {
                         if (admitted[i]) {
                             fit.add(plans.get(i));
@@ -202,7 +254,8 @@ class LeaseProposals implements DisposableBean {
                 .as(tx::transactional);
     }
 
-    private Mono<Void> insert(List<DonorSelector.Plan> plans) {
+    /** The leases and, in the same statement, one PIN command per donor rank, visible at once. */
+    private Mono<Void> insert(List<Proposal> plans) {
         int n = plans.size();
         String[] ids = new String[n];
         String[] requests = new String[n];
@@ -228,32 +281,33 @@ class LeaseProposals implements DisposableBean {
         String[] lineages = new String[n];
         String[] actions = new String[n];
         for (int i = 0; i < n; i++) {
-            DonorSelector.Plan p = plans.get(i);
+            Proposal p = plans.get(i);
             ids[i] = p.leaseId().toString();
             requests[i] = p.requestId();
-            domains[i] = p.domain().id();
-            donors[i] = p.donor().id().toString();
-            donorEpochs[i] = p.donor().fencingEpoch();
+            domains[i] = p.domainId();
+            donors[i] = p.donorId().toString();
+            donorEpochs[i] = p.donorEpoch();
             banks[i] = p.bankId().toString();
             bankEpochs[i] = p.bankEpoch();
-            targets[i] = p.target().id().toString();
-            targetEpochs[i] = p.target().fencingEpoch();
+            targets[i] = p.targetId().toString();
+            targetEpochs[i] = p.targetEpoch();
             locals[i] = p.localPrefixBlocks();
-            fetches[i] = p.fetchBlocks();
-            hashes[i] = fetchedHashes(p);
-            transports[i] = p.domain().transportClass();
+            fetches[i] = p.fetchedHashes().length;
+            hashes[i] = arrayLiteral(p.fetchedHashes());
+            transports[i] = p.transportClass();
             transferMs[i] = p.transferMs();
             recomputeMs[i] = p.recomputeMs();
             budgets[i] = p.budgetBytes();
             manifests[i] = p.manifestBytes();
-            ttls[i] = p.leaseDeadline().toString();
+            ttls[i] = p.ttlDeadline().toString();
             transferDeadlines[i] = p.transferDeadline().toString();
             abandons[i] = p.abandonDeadline().toString();
             runs[i] = runsJson(p.slotRuns());
             lineages[i] = p.mmLineage();
-            actions[i] = p.cpu() ? "kv.fetch" : "kv.fetch_gpu";
+            actions[i] = p.actionType();
         }
         return db.sql("""
+                        WITH proposed AS (
                         INSERT INTO lease (lease_id, request_id, state, domain_id, donor_incarnation_id, donor_epoch, bank_id, bank_epoch,
                             target_incarnation_id, target_epoch, local_prefix_blocks, fetch_blocks, seq_hashes, transport_class,
                             predicted_transfer_ms, predicted_recompute_ms, budget_bytes, manifest_bytes, ttl_deadline,
@@ -273,6 +327,10 @@ class LeaseProposals implements DisposableBean {
                             AS p(id, request, domain, donor, donor_epoch, bank, bank_epoch, target, target_epoch, loc, fetched,
                                  hashes, transport, transfer_ms, recompute_ms, budget, manifest, ttl, transfer_deadline, abandon,
                                  runs, lineage, action)
+                        RETURNING lease_id, donor_incarnation_id, created_at)
+                        INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at)
+                        SELECT gen_random_uuid(), p.donor_incarnation_id, p.lease_id, 'PIN', r.rank, p.created_at, '-infinity'
+                        FROM proposed p JOIN incarnation_rank r ON r.incarnation_id = p.donor_incarnation_id
                         """)
                 .bind("id", ids)
                 .bind("request", requests)
@@ -300,14 +358,14 @@ class LeaseProposals implements DisposableBean {
                 .then();
     }
 
-    /** The fetched blocks' hashes as a PostgreSQL array literal. */
-    private static String fetchedHashes(DonorSelector.Plan p) {
+    /** Hashes as a PostgreSQL array literal. */
+    private static String arrayLiteral(long[] hashes) {
         StringBuilder b = new StringBuilder("{");
-        for (int i = 0; i < p.fetchBlocks(); i++) {
+        for (int i = 0; i < hashes.length; i++) {
             if (i > 0) {
                 b.append(',');
             }
-            b.append(p.chain()[p.localPrefixBlocks() + i]);
+            b.append(hashes[i]);
         }
         return b.append('}').toString();
     }
