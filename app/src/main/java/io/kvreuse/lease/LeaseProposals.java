@@ -13,6 +13,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -20,6 +21,8 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.r2dbc.ConnectionFactoryBuilder;
@@ -255,107 +258,72 @@ public class LeaseProposals implements DisposableBean {
     }
 
     /** The leases and, in the same statement, one PIN command per donor rank, visible at once. */
+    private static final String INSERT = """
+            WITH proposed AS (
+            INSERT INTO lease (lease_id, request_id, state, domain_id, donor_incarnation_id, donor_epoch, bank_id, bank_epoch,
+                target_incarnation_id, target_epoch, local_prefix_blocks, fetch_blocks, seq_hashes, transport_class,
+                predicted_transfer_ms, predicted_recompute_ms, budget_bytes, manifest_bytes, ttl_deadline,
+                transfer_deadline, abandon_deadline, source_slot_runs, mm_lineage, action_type)
+            SELECT p.id, p.request, 'PROPOSED', p.domain, p.donor, p.donor_epoch, p.bank, p.bank_epoch, p.target,
+                p.target_epoch, p.loc, p.fetched, CAST(p.hashes AS BIGINT[]), p.transport, p.transfer_ms,
+                p.recompute_ms, p.budget, p.manifest, p.ttl, p.transfer_deadline, p.abandon,
+                CAST(p.runs AS JSONB), p.lineage, p.action
+            FROM unnest(CAST(:id AS UUID[]), CAST(:request AS TEXT[]), CAST(:domain AS TEXT[]), CAST(:donor AS UUID[]),
+                CAST(:donorEpoch AS BIGINT[]), CAST(:bank AS UUID[]), CAST(:bankEpoch AS BIGINT[]),
+                CAST(:target AS UUID[]), CAST(:targetEpoch AS BIGINT[]), CAST(:local AS INTEGER[]),
+                CAST(:fetch AS INTEGER[]), CAST(:hashes AS TEXT[]), CAST(:transport AS TEXT[]),
+                CAST(:transferMs AS DOUBLE PRECISION[]), CAST(:recomputeMs AS DOUBLE PRECISION[]),
+                CAST(:budget AS BIGINT[]), CAST(:manifest AS INTEGER[]), CAST(:ttl AS TIMESTAMPTZ[]),
+                CAST(:transferDeadline AS TIMESTAMPTZ[]), CAST(:abandon AS TIMESTAMPTZ[]), CAST(:runs AS TEXT[]),
+                CAST(:lineage AS TEXT[]), CAST(:action AS TEXT[]))
+                AS p(id, request, domain, donor, donor_epoch, bank, bank_epoch, target, target_epoch, loc, fetched,
+                     hashes, transport, transfer_ms, recompute_ms, budget, manifest, ttl, transfer_deadline, abandon,
+                     runs, lineage, action)
+            RETURNING lease_id, donor_incarnation_id, created_at)
+            INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at)
+            SELECT gen_random_uuid(), p.donor_incarnation_id, p.lease_id, 'PIN', r.rank, p.created_at, '-infinity'
+            FROM proposed p JOIN incarnation_rank r ON r.incarnation_id = p.donor_incarnation_id
+            """;
+
     private Mono<Void> insert(List<Proposal> plans) {
-        int n = plans.size();
-        String[] ids = new String[n];
-        String[] requests = new String[n];
-        String[] domains = new String[n];
-        String[] donors = new String[n];
-        Long[] donorEpochs = new Long[n];
-        String[] banks = new String[n];
-        Long[] bankEpochs = new Long[n];
-        String[] targets = new String[n];
-        Long[] targetEpochs = new Long[n];
-        Integer[] locals = new Integer[n];
-        Integer[] fetches = new Integer[n];
-        String[] hashes = new String[n];
-        String[] transports = new String[n];
-        Double[] transferMs = new Double[n];
-        Double[] recomputeMs = new Double[n];
-        Long[] budgets = new Long[n];
-        Integer[] manifests = new Integer[n];
-        String[] ttls = new String[n];
-        String[] transferDeadlines = new String[n];
-        String[] abandons = new String[n];
-        String[] runs = new String[n];
-        String[] lineages = new String[n];
-        String[] actions = new String[n];
-        for (int i = 0; i < n; i++) {
-            Proposal p = plans.get(i);
-            ids[i] = p.leaseId().toString();
-            requests[i] = p.requestId();
-            domains[i] = p.domainId();
-            donors[i] = p.donorId().toString();
-            donorEpochs[i] = p.donorEpoch();
-            banks[i] = p.bankId().toString();
-            bankEpochs[i] = p.bankEpoch();
-            targets[i] = p.targetId().toString();
-            targetEpochs[i] = p.targetEpoch();
-            locals[i] = p.localPrefixBlocks();
-            fetches[i] = p.fetchedHashes().length;
-            hashes[i] = arrayLiteral(p.fetchedHashes());
-            transports[i] = p.transportClass();
-            transferMs[i] = p.transferMs();
-            recomputeMs[i] = p.recomputeMs();
-            budgets[i] = p.budgetBytes();
-            manifests[i] = p.manifestBytes();
-            ttls[i] = p.ttlDeadline().toString();
-            transferDeadlines[i] = p.transferDeadline().toString();
-            abandons[i] = p.abandonDeadline().toString();
-            runs[i] = runsJson(p.slotRuns());
-            lineages[i] = p.mmLineage();
-            actions[i] = p.actionType();
+        DatabaseClient.GenericExecuteSpec spec = db.sql(INSERT);
+        for (Map.Entry<String, Object[]> column : columns(plans).entrySet()) {
+            spec = spec.bind(column.getKey(), column.getValue());
         }
-        return db.sql("""
-                        WITH proposed AS (
-                        INSERT INTO lease (lease_id, request_id, state, domain_id, donor_incarnation_id, donor_epoch, bank_id, bank_epoch,
-                            target_incarnation_id, target_epoch, local_prefix_blocks, fetch_blocks, seq_hashes, transport_class,
-                            predicted_transfer_ms, predicted_recompute_ms, budget_bytes, manifest_bytes, ttl_deadline,
-                            transfer_deadline, abandon_deadline, source_slot_runs, mm_lineage, action_type)
-                        SELECT p.id, p.request, 'PROPOSED', p.domain, p.donor, p.donor_epoch, p.bank, p.bank_epoch, p.target,
-                            p.target_epoch, p.loc, p.fetched, CAST(p.hashes AS BIGINT[]), p.transport, p.transfer_ms,
-                            p.recompute_ms, p.budget, p.manifest, p.ttl, p.transfer_deadline, p.abandon,
-                            CAST(p.runs AS JSONB), p.lineage, p.action
-                        FROM unnest(CAST(:id AS UUID[]), CAST(:request AS TEXT[]), CAST(:domain AS TEXT[]), CAST(:donor AS UUID[]),
-                            CAST(:donorEpoch AS BIGINT[]), CAST(:bank AS UUID[]), CAST(:bankEpoch AS BIGINT[]),
-                            CAST(:target AS UUID[]), CAST(:targetEpoch AS BIGINT[]), CAST(:local AS INTEGER[]),
-                            CAST(:fetch AS INTEGER[]), CAST(:hashes AS TEXT[]), CAST(:transport AS TEXT[]),
-                            CAST(:transferMs AS DOUBLE PRECISION[]), CAST(:recomputeMs AS DOUBLE PRECISION[]),
-                            CAST(:budget AS BIGINT[]), CAST(:manifest AS INTEGER[]), CAST(:ttl AS TIMESTAMPTZ[]),
-                            CAST(:transferDeadline AS TIMESTAMPTZ[]), CAST(:abandon AS TIMESTAMPTZ[]), CAST(:runs AS TEXT[]),
-                            CAST(:lineage AS TEXT[]), CAST(:action AS TEXT[]))
-                            AS p(id, request, domain, donor, donor_epoch, bank, bank_epoch, target, target_epoch, loc, fetched,
-                                 hashes, transport, transfer_ms, recompute_ms, budget, manifest, ttl, transfer_deadline, abandon,
-                                 runs, lineage, action)
-                        RETURNING lease_id, donor_incarnation_id, created_at)
-                        INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at)
-                        SELECT gen_random_uuid(), p.donor_incarnation_id, p.lease_id, 'PIN', r.rank, p.created_at, '-infinity'
-                        FROM proposed p JOIN incarnation_rank r ON r.incarnation_id = p.donor_incarnation_id
-                        """)
-                .bind("id", ids)
-                .bind("request", requests)
-                .bind("domain", domains)
-                .bind("donor", donors)
-                .bind("donorEpoch", donorEpochs)
-                .bind("bank", banks)
-                .bind("bankEpoch", bankEpochs)
-                .bind("target", targets)
-                .bind("targetEpoch", targetEpochs)
-                .bind("local", locals)
-                .bind("fetch", fetches)
-                .bind("hashes", hashes)
-                .bind("transport", transports)
-                .bind("transferMs", transferMs)
-                .bind("recomputeMs", recomputeMs)
-                .bind("budget", budgets)
-                .bind("manifest", manifests)
-                .bind("ttl", ttls)
-                .bind("transferDeadline", transferDeadlines)
-                .bind("abandon", abandons)
-                .bind("runs", runs)
-                .bind("lineage", lineages)
-                .bind("action", actions)
-                .then();
+        return spec.then();
+    }
+
+    /** Each bound parameter of {@link #INSERT}: one array element per proposal. */
+    private static Map<String, Object[]> columns(List<Proposal> plans) {
+        Map<String, Object[]> c = new LinkedHashMap<>();
+        c.put("id", column(plans, p -> p.leaseId().toString(), String[]::new));
+        c.put("request", column(plans, Proposal::requestId, String[]::new));
+        c.put("domain", column(plans, Proposal::domainId, String[]::new));
+        c.put("donor", column(plans, p -> p.donorId().toString(), String[]::new));
+        c.put("donorEpoch", column(plans, Proposal::donorEpoch, Long[]::new));
+        c.put("bank", column(plans, p -> p.bankId().toString(), String[]::new));
+        c.put("bankEpoch", column(plans, Proposal::bankEpoch, Long[]::new));
+        c.put("target", column(plans, p -> p.targetId().toString(), String[]::new));
+        c.put("targetEpoch", column(plans, Proposal::targetEpoch, Long[]::new));
+        c.put("local", column(plans, Proposal::localPrefixBlocks, Integer[]::new));
+        c.put("fetch", column(plans, p -> p.fetchedHashes().length, Integer[]::new));
+        c.put("hashes", column(plans, p -> arrayLiteral(p.fetchedHashes()), String[]::new));
+        c.put("transport", column(plans, Proposal::transportClass, String[]::new));
+        c.put("transferMs", column(plans, Proposal::transferMs, Double[]::new));
+        c.put("recomputeMs", column(plans, Proposal::recomputeMs, Double[]::new));
+        c.put("budget", column(plans, Proposal::budgetBytes, Long[]::new));
+        c.put("manifest", column(plans, Proposal::manifestBytes, Integer[]::new));
+        c.put("ttl", column(plans, p -> p.ttlDeadline().toString(), String[]::new));
+        c.put("transferDeadline", column(plans, p -> p.transferDeadline().toString(), String[]::new));
+        c.put("abandon", column(plans, p -> p.abandonDeadline().toString(), String[]::new));
+        c.put("runs", column(plans, p -> runsJson(p.slotRuns()), String[]::new));
+        c.put("lineage", column(plans, Proposal::mmLineage, String[]::new));
+        c.put("action", column(plans, Proposal::actionType, String[]::new));
+        return c;
+    }
+
+    private static <T> T[] column(List<Proposal> plans, Function<Proposal, @Nullable T> value, IntFunction<T[]> array) {
+        return plans.stream().map(value).toArray(array);
     }
 
     /** Hashes as a PostgreSQL array literal. */

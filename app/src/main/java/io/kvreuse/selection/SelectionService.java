@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -188,8 +189,7 @@ class SelectionService {
 
     /** The plan as the lease package records it. */
     static LeaseProposals.Proposal proposal(DonorSelector.Plan p) {
-        long[] fetched =
-                java.util.Arrays.copyOfRange(p.chain(), p.localPrefixBlocks(), p.localPrefixBlocks() + p.fetchBlocks());
+        long[] fetched = Arrays.copyOfRange(p.chain(), p.localPrefixBlocks(), p.localPrefixBlocks() + p.fetchBlocks());
         return new LeaseProposals.Proposal(
                 p.leaseId(),
                 p.requestId(),
