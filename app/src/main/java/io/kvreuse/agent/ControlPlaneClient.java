@@ -48,12 +48,10 @@ final class ControlPlaneClient {
     }
 
     Mono<Void> heartbeat(String hostId, long epoch) {
-        return post("/api/v1/agents/" + hostId + "/heartbeat", new Heartbeat(epoch), "heartbeat")
+        return post("/api/v1/agents/" + hostId + "/heartbeat", new AgentRegistration.Heartbeat(epoch), "heartbeat")
                 .timeout(Duration.ofSeconds(10))
                 .then();
     }
-
-    private record Heartbeat(long fencingEpoch) {}
 
     /** One long poll: the orders handed to this host, empty when none arrived within the poll wait. */
     Mono<List<TransferOrder>> orders(String hostId) {
