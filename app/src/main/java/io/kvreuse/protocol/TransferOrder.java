@@ -25,7 +25,7 @@ public record TransferOrder(
 
         @Schema(description = "One part per rank") List<Part> parts,
 
-        @Schema(description = "Donor-host NIXL agents for a cross-host transfer (empty on one host)") @Nullable
+        @Schema(description = "Donor-host NIXL agents for a cross-host transfer (empty on one host)")
         List<RemoteAgent> remoteAgents) {
 
     /** One rank's transfer; {@code slotRuns} are the source runs {@code [[start, count], …]}. */
