@@ -1,6 +1,7 @@
 package io.kvreuse.agent;
 
 import io.kvreuse.protocol.AgentRegistration;
+import io.kvreuse.protocol.AgentView;
 import io.kvreuse.protocol.PartReport;
 import io.kvreuse.protocol.TransferOrder;
 import io.kvreuse.protocol.UnfinishedOrder;
@@ -43,7 +44,7 @@ final class ControlPlaneClient {
     /** Registers (again) and answers the new agent epoch. */
     Mono<Long> register(AgentRegistration registration) {
         return post("/api/v1/agents", registration, "register")
-                .map(body -> body.path("agentEpoch").asLong())
+                .map(body -> json.treeToValue(body, AgentView.class).agentEpoch())
                 .timeout(Duration.ofSeconds(30));
     }
 

@@ -4,6 +4,7 @@ import io.kvreuse.error.BatchResults;
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.lease.LongPoll;
 import io.kvreuse.protocol.AgentRegistration;
+import io.kvreuse.protocol.AgentView;
 import io.kvreuse.protocol.PartReport;
 import io.kvreuse.protocol.PartState;
 import io.kvreuse.protocol.TransferOrder;

@@ -5,6 +5,7 @@ import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemKind;
 import io.kvreuse.protocol.AgentRegistration;
+import io.kvreuse.protocol.AgentView;
 import io.kvreuse.security.ApiPrincipal;
 import io.r2dbc.postgresql.codec.Json;
 import java.security.MessageDigest;
