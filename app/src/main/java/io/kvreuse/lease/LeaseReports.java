@@ -332,10 +332,8 @@ class LeaseReports {
 
     /** Whether a part of the lease's transfer order is not final: the agent may still be writing. */
     private Mono<Boolean> agentPartsOpen(UUID id) {
-        return orders.parts(id).any(part -> !AGENT_FINAL.contains(part.state()));
+        return orders.parts(id).any(part -> !part.state().isFinal());
     }
-
-    private static final Set<String> AGENT_FINAL = Set.of("DONE", "FAILED", "QUIESCED");
 
     private Mono<Void> quiescedRelease(LeaseRow lease, ApiPrincipal p) {
         return ledger.move(lease, LeaseState.FAILED, p.actor(), null, "transfer quiesced on both sides")

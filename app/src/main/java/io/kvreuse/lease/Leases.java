@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.protocol.PartState;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.security.Role;
 import java.util.List;
@@ -112,7 +113,7 @@ public class Leases {
             UUID orderId,
             UUID leaseId,
             int rank,
-            String state,
+            PartState state,
             long bytes,
             long durationUs,
             @Nullable Integer nativeStatus,
@@ -133,7 +134,7 @@ public class Leases {
                                         new BatchStore.PartUpdate(
                                                 r.orderId(),
                                                 r.rank(),
-                                                r.state(),
+                                                r.state().name(),
                                                 r.bytes(),
                                                 r.durationUs(),
                                                 r.nativeStatus(),

@@ -1,8 +1,8 @@
 package io.kvreuse.lease;
 
 import io.kvreuse.domain.TransferCalibration;
+import io.kvreuse.protocol.PartState;
 import java.util.List;
-import java.util.Set;
 import reactor.core.publisher.Mono;
 
 /**
@@ -15,8 +15,6 @@ import reactor.core.publisher.Mono;
  */
 @org.springframework.stereotype.Component
 class TransferOutcomes {
-
-    private static final Set<String> STOPPED = Set.of("DONE", "FAILED", "QUIESCED");
 
     private final LeaseLedger ledger;
     private final OrderWriter orders;
@@ -48,8 +46,8 @@ class TransferOutcomes {
             if (parts.isEmpty()) {
                 return Mono.just(lease);
             }
-            boolean stopped = parts.stream().allMatch(p -> STOPPED.contains(p.state()));
-            boolean complete = parts.stream().allMatch(p -> p.state().equals("DONE") && p.bytesMoved() == p.bytes());
+            boolean stopped = parts.stream().allMatch(p -> p.state().isFinal());
+            boolean complete = parts.stream().allMatch(p -> p.state() == PartState.DONE && p.bytesMoved() == p.bytes());
             if (lease.state() == LeaseState.UNCERTAIN) {
                 return stopped
                         ? fail(lease, actor, null, "transfer stopped after it was uncertain", "QUIESCED")
@@ -59,7 +57,7 @@ class TransferOutcomes {
                 return deliver(lease, parts, actor);
             }
             if (stopped) {
-                boolean partial = parts.stream().anyMatch(p -> p.state().equals("DONE"));
+                boolean partial = parts.stream().anyMatch(p -> p.state() == PartState.DONE);
                 return fail(
                         lease,
                         actor,
@@ -67,7 +65,7 @@ class TransferOutcomes {
                         partial ? "ranks did not all complete the same block range" : "transfer failed",
                         "FAILED");
             }
-            if (parts.stream().anyMatch(p -> p.state().equals("UNCERTAIN"))) {
+            if (parts.stream().anyMatch(p -> p.state() == PartState.UNCERTAIN)) {
                 return ledger.move(lease, LeaseState.UNCERTAIN, actor, null, "a part lost track of its transfer")
                         .flatMap(u -> orders.state(lease.leaseId(), "UNCERTAIN").thenReturn(u));
             }
@@ -75,7 +73,7 @@ class TransferOutcomes {
         });
     }
 
-    private Mono<LeaseRow> deliver(LeaseRow lease, List<OrderWriter.PartState> parts, String actor) {
+    private Mono<LeaseRow> deliver(LeaseRow lease, List<OrderWriter.Part> parts, String actor) {
         return Mono.zip(
                         leases.party(lease.donorId()),
                         leases.party(lease.targetId()),
@@ -89,7 +87,7 @@ class TransferOutcomes {
                     }
                     long bytesPerRank = parts.getFirst().bytes();
                     double realisedMs = parts.stream()
-                                    .mapToLong(OrderWriter.PartState::durationUs)
+                                    .mapToLong(OrderWriter.Part::durationUs)
                                     .max()
                                     .orElse(0)
                             / 1000.0;
