@@ -3,6 +3,7 @@ package io.kvreuse.system;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import io.kvreuse.testkit.KvReuseClient;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -87,7 +88,7 @@ class FirstRunSystemTests {
         assertThat(send("GET", "/login", null, null).statusCode()).isEqualTo(200);
         HttpResponse<String> docs = send("GET", "/v3/api-docs", token, null);
         assertThat(docs.statusCode()).isEqualTo(200);
-        assertThat(Api.json.readTree(docs.body()).get("paths").has("/api/v1/donor-selections"))
+        assertThat(KvReuseClient.JSON.readTree(docs.body()).get("paths").has("/api/v1/donor-selections"))
                 .isTrue();
     }
 
@@ -115,8 +116,8 @@ class FirstRunSystemTests {
             String where = "call " + call.number() + " (" + call.method() + " " + call.path() + ") answered "
                     + response.statusCode() + " " + response.body();
             assertThat(response.statusCode()).as(where).isEqualTo(call.status());
-            JsonNode actual = Api.json.readTree(response.body());
-            JsonNode expected = Api.json.readTree(call.answer());
+            JsonNode actual = KvReuseClient.JSON.readTree(response.body());
+            JsonNode expected = KvReuseClient.JSON.readTree(call.answer());
             List<String> differences = new ArrayList<>();
             compare("$", expected, actual, kept, differences);
             assertThat(differences).as(where).isEmpty();
@@ -131,7 +132,7 @@ class FirstRunSystemTests {
         }
         QuickStartDoc.Call final_ = guide.calls.getLast();
         assertThat(final_.method() + " " + final_.path()).isEqualTo("POST /api/v1/donor-selections");
-        JsonNode answer = Api.json.readTree(last.body());
+        JsonNode answer = KvReuseClient.JSON.readTree(last.body());
         assertThat(answer.get("decision").asString()).isEqualTo("HINT");
         assertThat(answer.get("reason")).as("a hint has no no-hint reason").isNull();
         assertThat(answer.get("hint").get("actions").get(0).get("action_type").asString())
@@ -164,14 +165,15 @@ class FirstRunSystemTests {
     @Test
     void anAnswerUnlikeTheOneShownIsADifference() {
         Map<String, String> kept = Map.of("DONOR_ID", "444410cb-ffbf-4e8b-8683-8683e817be57");
-        JsonNode shown = Api.json.readTree(
+        JsonNode shown = KvReuseClient.JSON.readTree(
                 "{\"incarnationId\": \"$DONOR_ID\", \"state\": \"READY\", \"fencingEpoch\": 2, \"at\": \"…Z\"}");
         List<String> same = new ArrayList<>();
         compare(
                 "$",
                 shown,
-                Api.json.readTree("{\"incarnationId\": \"444410cb-ffbf-4e8b-8683-8683e817be57\", \"state\": \"READY\","
-                        + " \"fencingEpoch\": 2, \"at\": \"2026-12-01T13:12:03Z\"}"),
+                KvReuseClient.JSON.readTree(
+                        "{\"incarnationId\": \"444410cb-ffbf-4e8b-8683-8683e817be57\", \"state\": \"READY\","
+                                + " \"fencingEpoch\": 2, \"at\": \"2026-12-01T13:12:03Z\"}"),
                 kept,
                 same);
         assertThat(same).isEmpty();
@@ -185,7 +187,7 @@ class FirstRunSystemTests {
                 "{" + id + ", \"state\": \"READY\", \"fencingEpoch\": 2}",
                 "{" + id + ", \"state\": \"READY\", \"fencingEpoch\": 2, \"at\": \"xZ\", \"extra\": 1}")) {
             List<String> differences = new ArrayList<>();
-            compare("$", shown, Api.json.readTree(answer), kept, differences);
+            compare("$", shown, KvReuseClient.JSON.readTree(answer), kept, differences);
             assertThat(differences).as(answer).isNotEmpty();
         }
     }

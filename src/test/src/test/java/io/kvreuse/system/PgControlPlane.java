@@ -2,6 +2,9 @@ package io.kvreuse.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.testkit.Answer;
+import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.SampleContracts;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -24,13 +27,13 @@ final class PgControlPlane implements AutoCloseable {
 
     final EmbeddedPostgres pg;
     final KvReuseProcess process;
-    final Api api;
+    final KvReuseClient api;
     final String operator;
 
     private PgControlPlane(EmbeddedPostgres pg, KvReuseProcess process, String operator) {
         this.pg = pg;
         this.process = process;
-        this.api = new Api(process.baseUrl());
+        this.api = new KvReuseClient(process.baseUrl());
         this.operator = operator;
     }
 
@@ -97,7 +100,7 @@ final class PgControlPlane implements AutoCloseable {
 
     /** Reuse on, every gain profitable, and the given deadlines. */
     void reuse(long leaseTtlMs, long transferDeadlineMs, long abandonDeadlineMs) throws Exception {
-        Map<String, Object> doc = Api.json.convertValue(
+        Map<String, Object> doc = KvReuseClient.JSON.convertValue(
                 api.get("/api/v1/settings/reuse", operator).json(), Map.class);
         doc.remove("version");
         doc.put("enabled", true);
@@ -142,13 +145,13 @@ final class PgControlPlane implements AutoCloseable {
     }
 
     interface Call {
-        Api.Response call() throws Exception;
+        Answer call() throws Exception;
     }
 
     /** Polls {@code call} until {@code done} holds; fails with the last answer and the log's tail otherwise. */
-    Api.Response await(String what, Duration within, Call call, Predicate<Api.Response> done) throws Exception {
+    Answer await(String what, Duration within, Call call, Predicate<Answer> done) throws Exception {
         long deadline = System.nanoTime() + within.toNanos();
-        Api.Response last = null;
+        Answer last = null;
         while (System.nanoTime() < deadline) {
             last = call.call();
             if (done.test(last)) {

@@ -1,5 +1,6 @@
 package io.kvreuse.system;
 
+import io.kvreuse.testkit.KvReuseClient;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -115,7 +116,7 @@ final class RawHttp {
         }
 
         JsonNode json() {
-            return Api.json.readTree(body);
+            return KvReuseClient.JSON.readTree(body);
         }
 
         @Override
