@@ -11,6 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -33,6 +35,17 @@ public final class KvReuseClient {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
+    /*
+     * The clients' own threads: by default HttpClient completes sendAsync futures in
+     * ForkJoinPool.commonPool(), which has one worker on two cores; a caller blocked there (a test
+     * engine running a property) would starve every response delivery.
+     */
+    private static final ExecutorService EXECUTOR = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "kvreuse-client");
+        t.setDaemon(true);
+        return t;
+    });
+
     private final HttpClient client;
     private final String baseUrl;
     private final String token;
@@ -48,6 +61,7 @@ public final class KvReuseClient {
                 HttpClient.newBuilder()
                         .version(HttpClient.Version.HTTP_1_1)
                         .connectTimeout(Duration.ofSeconds(5))
+                        .executor(EXECUTOR)
                         .build(),
                 baseUrl,
                 token,
@@ -117,16 +131,7 @@ public final class KvReuseClient {
 
     /** One call; {@code token} and {@code body} may be null. */
     public Answer send(String method, String path, String token, Object body, Duration timeout) {
-        HttpRequest request = request(method, path, token, body, timeout);
-        try {
-            HttpResponse<String> r = client.send(request, HttpResponse.BodyHandlers.ofString());
-            return answer(method, path, r);
-        } catch (IOException e) {
-            throw new ApiCallException(method + " " + path + " failed: " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ApiCallException(method + " " + path + " interrupted", e);
-        }
+        return exchange(request(method, path, token, body, timeout));
     }
 
     /** One call that must answer {@code expected}; its JSON body (an empty body reads as an empty object). */
@@ -146,6 +151,47 @@ public final class KvReuseClient {
 
     public CompletableFuture<HttpResponse<String>> sendAsync(HttpRequest request) {
         return client.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+    }
+
+    /**
+     * Exactly this request, for callers that send requests as wrong as they like (the API fuzzer):
+     * any method, only the given headers (no token, no content type added), the body bytes as they
+     * are (null for none).
+     */
+    public HttpRequest rawRequest(
+            String method, String path, Map<String, String> headers, byte[] body, Duration timeout) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path))
+                .timeout(timeout)
+                .method(
+                        method,
+                        body == null
+                                ? HttpRequest.BodyPublishers.noBody()
+                                : HttpRequest.BodyPublishers.ofByteArray(body));
+        headers.forEach(b::header);
+        return b.build();
+    }
+
+    /** Sends a request made by {@link #request} or {@link #rawRequest}; what came back. */
+    public Answer exchange(HttpRequest request) {
+        String call = request.method() + " " + request.uri().getRawPath();
+        try {
+            HttpResponse<String> r = client.send(request, HttpResponse.BodyHandlers.ofString());
+            return answer(r);
+        } catch (IOException e) {
+            throw new ApiCallException(call + " failed: " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiCallException(call + " interrupted", e);
+        }
+    }
+
+    /** What an asynchronously sent request got back. */
+    public static Answer answer(HttpResponse<String> r) {
+        return new Answer(
+                r.request().method() + " " + r.request().uri().getRawPath(),
+                r.statusCode(),
+                r.headers().firstValue("Content-Type").orElse(""),
+                r.body() == null ? "" : r.body());
     }
 
     private HttpRequest request(String method, String path, String token, Object body, Duration timeout) {
@@ -174,14 +220,6 @@ public final class KvReuseClient {
             return text.getBytes(StandardCharsets.UTF_8);
         }
         return JSON.writeValueAsBytes(body);
-    }
-
-    private static Answer answer(String method, String path, HttpResponse<String> r) {
-        return new Answer(
-                method + " " + path,
-                r.statusCode(),
-                r.headers().firstValue("Content-Type").orElse(""),
-                r.body() == null ? "" : r.body());
     }
 
     // ---- typed calls with this client's token: the documented success status or ApiCallException

@@ -55,14 +55,7 @@ public final class KvEventsBenchmark {
             KvReuseClient http = new KvReuseClient(cp.baseUrl);
             RestBenchmark.Fleet fleet = RestBenchmark.Fleet.build(http, cp.operator);
             String host = "bench-host-0";
-            String agent = http.send(
-                            "POST",
-                            "/api/v1/tokens",
-                            cp.operator,
-                            Map.of("role", "AGENT", "subject", "bench-agent", "hostId", host),
-                            201)
-                    .get("token")
-                    .asString();
+            String agent = http.as(cp.operator).mint("AGENT", "bench-agent", host);
             List<Stream> streams = new ArrayList<>();
             int capacity = 32 * 256;
             for (RestBenchmark.Fleet.Donor d : fleet.donorsByHost.getFirst()) {
