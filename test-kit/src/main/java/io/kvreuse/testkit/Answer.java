@@ -10,7 +10,7 @@ public record Answer(String call, int status, String contentType, String body) {
 
     /** The body as JSON; an empty body reads as an empty object. */
     public JsonNode json() {
-        return body.isEmpty() ? KvReuseClient.JSON.createObjectNode() : KvReuseClient.JSON.readTree(body);
+        return body.isEmpty() ? Json.MAPPER.createObjectNode() : Json.MAPPER.readTree(body);
     }
 
     /** True for an {@code application/problem+json} answer. */
@@ -21,7 +21,7 @@ public record Answer(String call, int status, String contentType, String body) {
     /** The problem this answer carries; throws when it is not a problem answer. */
     public Problem problem() {
         if (!isProblem()) {
-            throw new ApiCallException(call + " answered no problem: " + this, this);
+            throw new ApiCallException(call + " answered no problem: " + this, status, body);
         }
         return Problem.of(json());
     }
@@ -29,7 +29,8 @@ public record Answer(String call, int status, String contentType, String body) {
     /** This answer when its status is {@code expected}; otherwise an {@link ApiCallException} saying what came. */
     public Answer expect(int expected) {
         if (status != expected) {
-            throw new ApiCallException(call + " -> " + status + " " + body + " (expected " + expected + ")", this);
+            throw new ApiCallException(
+                    call + " -> " + status + " " + body + " (expected " + expected + ")", status, body);
         }
         return this;
     }

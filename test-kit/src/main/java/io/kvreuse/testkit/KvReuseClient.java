@@ -31,7 +31,7 @@ import tools.jackson.databind.json.JsonMapper;
 public final class KvReuseClient {
 
     /** The JSON mapper every user of the kit shares. */
-    public static final JsonMapper JSON = JsonMapper.builder().build();
+    public static final JsonMapper JSON = Json.MAPPER;
 
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 

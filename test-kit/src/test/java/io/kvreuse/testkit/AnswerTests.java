@@ -33,7 +33,7 @@ class AnswerTests {
                 .isInstanceOf(ApiCallException.class)
                 .hasMessageContaining("GET /api/v1/leases/y -> 404")
                 .hasMessageContaining("expected 200")
-                .satisfies(e -> assertThat(((ApiCallException) e).answer()).isSameAs(a));
+                .satisfies(e -> assertThat(((ApiCallException) e).status()).isEqualTo(a.status()));
         assertThat(a.expect(404)).isSameAs(a);
     }
 
