@@ -1,0 +1,137 @@
+package io.kvreuse.incarnation;
+
+import static io.kvreuse.incarnation.Engines.newHost;
+import static io.kvreuse.incarnation.Engines.registration;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvreuse.security.ApiPrincipal;
+import io.kvreuse.security.Role;
+import io.kvreuse.support.IntegrationTest;
+import io.kvreuse.support.TestTokens;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.transaction.reactive.TransactionalOperator;
+
+/**
+ * The command channel's ownership check answers from memory, and every change of the incarnation
+ * still reaches it: at once when this replica made it, through the change feed when another
+ * replica did, within {@link OwnershipCache#MAX_AGE} when the notification was lost.
+ */
+@IntegrationTest
+class OwnershipCacheIntegrationTests {
+
+    @Autowired
+    WebTestClient http;
+
+    @Autowired
+    TestTokens tokens;
+
+    @Autowired
+    DatabaseClient db;
+
+    @Autowired
+    TransactionalOperator tx;
+
+    @Autowired
+    Incarnations incarnations;
+
+    Engines engines;
+    String engine;
+    String subject;
+    String host;
+    UUID id;
+    ApiPrincipal owner;
+
+    @BeforeEach
+    void setUp() {
+        engines = new Engines(http, db);
+        subject = "cache-" + UUID.randomUUID();
+        engine = tokens.mint(Role.ENGINE, subject);
+        host = newHost();
+        id = engines.ready(engine, registration(engines.domain(tokens.operator(), 1), host, 0));
+        owner = new ApiPrincipal(UUID.randomUUID(), Role.ENGINE, subject);
+        assertThat(epoch(owner)).isEqualTo(2);
+    }
+
+    @Test
+    void changeThisReplicaCommitsIsSeenAtOnce() {
+        engines.ok(engine, id, "drain");
+        Incarnations.Ownership now = incarnations.requireOwnership(id, owner).block();
+        assertThat(now.fencingEpoch()).isEqualTo(3);
+        assertThat(now.state()).isEqualTo(IncarnationState.DRAINING);
+    }
+
+    @Test
+    void changeAnotherReplicaCommitsIsSeenThroughItsNotification() {
+        long start = System.nanoTime();
+        db.sql("UPDATE engine_incarnation SET fencing_epoch = fencing_epoch + 1 WHERE incarnation_id = :id")
+                .bind("id", id)
+                .then()
+                .block();
+        Duration waited = waitForEpoch(3, Duration.ofSeconds(10));
+        assertThat(waited).isLessThan(OwnershipCache.MAX_AGE);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(OwnershipCache.MAX_AGE);
+    }
+
+    @Test
+    void changeWhoseNotificationWasLostIsSeenWithinTheBound() {
+        // a replica role session fires no triggers: the change is committed but never notified
+        db.sql("SET LOCAL session_replication_role = replica")
+                .then()
+                .then(db.sql(
+                                "UPDATE engine_incarnation SET fencing_epoch = fencing_epoch + 1 WHERE incarnation_id = :id")
+                        .bind("id", id)
+                        .then())
+                .as(tx::transactional)
+                .block();
+        long start = System.nanoTime();
+        assertThat(epoch(owner)).as("answered from memory").isEqualTo(2);
+        waitForEpoch(3, OwnershipCache.MAX_AGE.plusSeconds(2));
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .isLessThanOrEqualTo(OwnershipCache.MAX_AGE.plusSeconds(1));
+    }
+
+    @Test
+    void warmEntryStillRefusesOtherPrincipalsAndAdmitsTheHostsAgent() {
+        ApiPrincipal otherEngine = new ApiPrincipal(UUID.randomUUID(), Role.ENGINE, "other-" + UUID.randomUUID());
+        ApiPrincipal router = new ApiPrincipal(UUID.randomUUID(), Role.ROUTER, subject);
+        ApiPrincipal foreignAgent = new ApiPrincipal(UUID.randomUUID(), Role.AGENT, subject, newHost());
+        ApiPrincipal hostAgent = new ApiPrincipal(UUID.randomUUID(), Role.AGENT, "agent-" + UUID.randomUUID(), host);
+        ApiPrincipal operator = new ApiPrincipal(UUID.randomUUID(), Role.OPERATOR, "op");
+        for (ApiPrincipal refused : new ApiPrincipal[] {otherEngine, router, foreignAgent}) {
+            assertThatThrownBy(() -> incarnations.requireOwnership(id, refused).block())
+                    .as(refused.toString())
+                    .isInstanceOf(NoSuchIncarnationException.class);
+        }
+        assertThat(epoch(hostAgent)).isEqualTo(2);
+        assertThat(epoch(operator)).isEqualTo(2);
+        assertThatThrownBy(() ->
+                        incarnations.requireOwnership(UUID.randomUUID(), owner).block())
+                .isInstanceOf(NoSuchIncarnationException.class);
+    }
+
+    private long epoch(ApiPrincipal p) {
+        return incarnations.requireOwnership(id, p).block().fencingEpoch();
+    }
+
+    private Duration waitForEpoch(long expected, Duration limit) {
+        long start = System.nanoTime();
+        while (epoch(owner) != expected) {
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("epoch %d seen", expected)
+                    .isLessThan(limit);
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        }
+        return Duration.ofNanos(System.nanoTime() - start);
+    }
+}
