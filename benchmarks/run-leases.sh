@@ -39,11 +39,15 @@ PGPORT="$(grep -o 'embedded PostgreSQL on port [0-9]*' "$LOG" | grep -o '[0-9]*$
 ticks() {
   local s=0
   for p in "$@"; do
-    [ -r "/proc/$p/stat" ] && s=$((s + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+    # a backend may exit between listing and reading: count it as nothing
+    v="$(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || true)"
+    if [ -n "$v" ]; then s=$((s + v)); fi
   done
   echo "$s"
 }
-pg_pids() { pgrep -f "postgres" | tr '\n' ' '; }
+# this run's PostgreSQL only (its postmaster and backends), not other servers on the machine
+PGMAIN="$(head -1 "$WORK/home/pgdata/postmaster.pid")"
+pg_pids() { echo "$PGMAIN $(pgrep -P "$PGMAIN" | tr '\n' ' ')"; }
 
 "$JAVA" -cp benchmarks/target/benchmarks.jar io.kvreuse.benchmarks.LeaseLifecycleLoad \
   "http://127.0.0.1:$PORT" "$TOKEN" "$DURATION" "$PIPELINES" "$WINDOW" "$WARMUP" >"$WORK/batched.txt" &
@@ -76,6 +80,8 @@ RATIO="$(python3 -c "print(f'{$RATE/$TPS:.3f}')")"
 SINGLE_RATIO="$(python3 -c "print(f'{$SINGLE_RATE/$TPS:.4f}')")"
 MET="$(python3 -c "print('**met**' if $RATE >= 1000 else '**not met**')")"
 
+# a "## Profile" section written by hand is kept at the end of the regenerated file
+PROFILE="$(sed -n '/^## Profile/,$p' benchmarks/BENCHMARKS-leases.md 2>/dev/null || true)"
 cat > benchmarks/BENCHMARKS-leases.md <<MD
 # Lease lifecycle benchmark
 
@@ -145,3 +151,4 @@ requests and statements changes.
   rates across runs, and run it more than once: on 2026-11-30 the default configuration gave
   957–1,137 lifecycles/s across runs on this machine: some runs fall short of the 1,000/s target.
 MD
+if [ -n "$PROFILE" ]; then printf '\n%s\n' "$PROFILE" >> benchmarks/BENCHMARKS-leases.md; fi

@@ -37,13 +37,16 @@ public class Incarnations {
     private final AuditTrail audit;
     private final ApplicationEventPublisher events;
     private final Clock clock;
+    private final OwnershipCache ownerships;
 
     Incarnations(
             IncarnationStore store,
             TransactionalOperator tx,
             AuditTrail audit,
             ApplicationEventPublisher events,
-            Clock clock) {
+            Clock clock,
+            OwnershipCache ownerships) {
+        this.ownerships = ownerships;
         this.store = store;
         this.tx = tx;
         this.audit = audit;
@@ -76,11 +79,15 @@ public class Incarnations {
     }
 
     /**
-     * As {@link #requireOwned}, reading only the incarnation's own row (one statement, no ranks):
-     * for the command channel, which checks ownership and epoch on every poll and acknowledgement.
+     * As {@link #requireOwned}, reading only the incarnation's own row (no ranks), through {@link
+     * OwnershipCache}: for the command channel, which checks ownership and epoch on every poll and
+     * acknowledgement. The epoch is the one committed when the entry was read; a change drops the
+     * entry (see there), and the lease checks, in their transaction, that its parties are still at the
+     * epochs it was made under.
      */
     public Mono<IncarnationOwnership> requireOwnership(UUID id, ApiPrincipal principal) {
-        return store.ownership(id)
+        return ownerships
+                .get(id, store::ownership)
                 .filter(o -> visibleTo(o.ownerSubject(), o.hostId(), principal))
                 .switchIfEmpty(Mono.error(() -> new NoSuchIncarnationException(id)));
     }

@@ -40,6 +40,8 @@ public class NodeAgents {
     private final AuditTrail audit;
     private final JsonMapper json;
     private final Clock clock;
+    /** Host → owning token subject: a host's owner never changes once it registered (rows are never deleted). */
+    private final Map<String, String> owners = new java.util.concurrent.ConcurrentHashMap<>();
 
     NodeAgents(DatabaseClient db, TransactionalOperator tx, AuditTrail audit, JsonMapper json, Clock clock) {
         this.db = db;
@@ -178,12 +180,34 @@ public class NodeAgents {
                 });
     }
 
+    /**
+     * As {@link #requireOwner} without the epoch, for the order poll: from memory once this replica
+     * has seen the host's owner, since a host never changes owner. An unknown host is read every time.
+     */
+    public Mono<Void> requireHost(String hostId, ApiPrincipal p) {
+        String bound = p.agentHost();
+        if (bound != null && !bound.equals(hostId)) {
+            return Mono.error(wrongHost(hostId, p));
+        }
+        String owner = owners.get(hostId);
+        if (owner == null) {
+            return requireOwner(hostId, p).then();
+        }
+        return !p.isOperator() && !owner.equals(p.subject()) ? Mono.error(notOwner(hostId)) : Mono.empty();
+    }
+
     private Mono<Map.Entry<String, Long>> owner(String hostId, boolean lock) {
         return db.sql("SELECT owner_subject, agent_epoch FROM node_agent WHERE host_id = :h"
                         + (lock ? " FOR UPDATE" : ""))
                 .bind("h", hostId)
                 .map((r, m) -> Map.entry(r.get("owner_subject", String.class), r.get("agent_epoch", Long.class)))
-                .one();
+                .one()
+                .doOnNext(o -> {
+                    if (owners.size() >= 100_000) {
+                        owners.clear();
+                    }
+                    owners.put(hostId, o.getKey());
+                });
     }
 
     Mono<AgentView> get(String hostId, ApiPrincipal p) {

@@ -75,7 +75,7 @@ public class TransferOrders {
     }
 
     public Mono<List<TransferOrder>> poll(String hostId, Duration wait, ApiPrincipal p) {
-        return agents.requireOwner(hostId, p)
+        return agents.requireHost(hostId, p)
                 .then(longPoll.poll(PgNotifications.ORDERS, hostId, wait, () -> claim(hostId, p.actor())));
     }
 

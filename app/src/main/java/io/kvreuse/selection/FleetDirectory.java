@@ -47,6 +47,7 @@ public class FleetDirectory {
     private final Map<String, Stamped<Domain>> domains = new ConcurrentHashMap<>();
     // orders reloads and refreshes: a refresh never overwrites or removes what a later reload read
     private final AtomicLong stamps = new AtomicLong();
+    private final Set<String> queued = ConcurrentHashMap.newKeySet();
     private @Nullable Disposable feed;
 
     FleetDirectory(DatabaseClient db, PgNotifications notifications) {
@@ -99,7 +100,14 @@ public class FleetDirectory {
         refresh().block(Duration.ofSeconds(60));
         feed = notifications
                 .channel(PgNotifications.FLEET)
-                .concatMap(n -> reload(n.payload()).onErrorResume(e -> Mono.empty()))
+                // a reload of the same row still queued covers this notification too (a cost model
+                // changes with every committed lease); one that already started does not
+                .filter(n -> queued.add(n.payload()))
+                .concatMap(n -> Mono.defer(() -> {
+                            queued.remove(n.payload());
+                            return reload(n.payload());
+                        })
+                        .onErrorResume(e -> Mono.empty()))
                 .subscribe();
         log.info("fleet directory: " + incarnations.size() + " live incarnations, " + domains.size() + " domains");
     }
