@@ -15,7 +15,7 @@ import reactor.core.publisher.Mono;
  * What one batch of reports does to its locked leases, collected in memory and then written with
  * one set-based statement per kind of change. Every decision reads the in-memory lease, pins and
  * destinations as earlier items of the batch left them, so a batch means the same as its items
- * applied one after another. The moves are the state machine's ({@link LeaseState#canMoveTo}); each
+ * applied one after another. The moves are the state machine's ({@link LeaseMove}); each
  * is audited like {@link LeaseLedger#move}, and the lease row is written once, at its final state,
  * conditional on the version that was locked.
  */
@@ -111,7 +111,7 @@ final class BatchChanges {
     /** One audited move of the lease's in-memory row, like {@link LeaseLedger#move}. */
     void move(Lease l, LeaseState to, String actor, @Nullable String outcome, @Nullable String reason) {
         LeaseRow row = l.row;
-        if (!row.state().canMoveTo(to)) {
+        if (!LeaseMove.allows(row.state(), to)) {
             throw new IllegalStateException("lease " + row.leaseId() + ": " + row.state() + " → " + to);
         }
         audits.add(new BatchStore.Audit(

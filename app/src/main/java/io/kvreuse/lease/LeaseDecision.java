@@ -48,7 +48,8 @@ record LeaseDecision(
     /** A metric event, counted once the decision is written. */
     sealed interface Signal {
 
-        record Transition(LeaseState to) implements Signal {}
+        /** The lease made a move of the table. */
+        record Transition(LeaseMove move) implements Signal {}
 
         /** A report under an epoch that is no longer current: {@code kind} lease, bank, incarnation or agent. */
         record Stale(String kind) implements Signal {}

@@ -69,7 +69,7 @@ final class LeaseDraft {
         Map<String, Object> detail = outcome == null ? Map.of() : Map.of("outcome", outcome);
         audits.add(new LeaseDecision.Audit(actor, "TRANSITION", move.from, move.to, row.version() + 1, reason, detail));
         row = row.moved(move.to, outcome, reason, now);
-        signals.add(new LeaseDecision.Signal.Transition(move.to));
+        signals.add(new LeaseDecision.Signal.Transition(move));
     }
 
     /**

@@ -54,7 +54,7 @@ class LeaseLedger {
 
     /** One audited move; the row must be locked and still current. */
     Mono<LeaseRow> move(LeaseRow row, LeaseState to, String actor, @Nullable String outcome, @Nullable String reason) {
-        if (!row.state().canMoveTo(to)) {
+        if (!LeaseMove.allows(row.state(), to)) {
             return Mono.error(new IllegalStateException("lease " + row.leaseId() + ": " + row.state() + " → " + to));
         }
         Instant now = now();
