@@ -2,7 +2,9 @@ package io.kvreuse.lease;
 
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemKind;
+import io.kvreuse.security.Role;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 /** The lease feature's problems, each with its stable slug. */
 final class LeaseProblems {
@@ -12,6 +14,16 @@ final class LeaseProblems {
     static KvReuseException noSuchLease(UUID id) {
         return new KvReuseException(ProblemKind.NOT_FOUND, "no-such-lease", "No such lease", "no lease " + id)
                 .with("leaseId", id);
+    }
+
+    /** The caller takes part in the lease, but not on the side it reports for. */
+    static KvReuseException notAParty(UUID id, @Nullable Role role) {
+        return new KvReuseException(
+                        ProblemKind.FORBIDDEN,
+                        "not-lease-party",
+                        "Not a party to the lease",
+                        "this caller may not report on lease " + id)
+                .with("role", role);
     }
 
     static KvReuseException noSuchCommand(UUID id) {

@@ -2,7 +2,6 @@ package io.kvreuse.lease;
 
 import io.kvreuse.error.ItemResult;
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
 import io.kvreuse.incarnation.Incarnations;
 import io.kvreuse.region.DestinationRegions;
 import io.kvreuse.security.ApiPrincipal;
@@ -13,7 +12,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
-import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.reactive.TransactionalOperator;
@@ -353,14 +351,5 @@ class LeaseReports {
                 .flatMap(action)
                 .then(Mono.defer(() -> views.view(id)))
                 .as(tx::transactional);
-    }
-
-    static KvReuseException notAParty(UUID id, @Nullable Role role) {
-        return new KvReuseException(
-                        ProblemKind.FORBIDDEN,
-                        "not-lease-party",
-                        "Not a party to the lease",
-                        "this caller may not report on lease " + id)
-                .with("role", role);
     }
 }

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  */
 class LeaseDeciderModelTests {
 
-    private static final int WALKS = 10_000;
+    private static final int WALKS = 4_000;
     private static final int STEPS = 40;
     private static final Set<LeaseState> FAILED_ENDS =
             EnumSet.of(LeaseState.FAILED, LeaseState.REFUSED, LeaseState.EXPIRED);
@@ -52,10 +52,11 @@ class LeaseDeciderModelTests {
     private static long walk(Random random, Set<LeaseMove> made) {
         LeaseFixture f = new LeaseFixture(1 + random.nextInt(3), random);
         boolean failed = false;
+        int pace = new int[] {400, 1_500, 6_000}[random.nextInt(3)]; // how far a sweep tick moves the clock
         long decisions = 0;
         for (int step = 0; step < STEPS; step++) {
+            LeaseReport report = next(f, random, pace);
             LeaseAggregate before = f.lease;
-            LeaseReport report = next(f, random);
             LeaseDecision d = LeaseDecider.decide(before, report, LeaseFixture.ACTOR, f.now);
             decisions++;
             if (random.nextInt(20) == 0) {
@@ -70,9 +71,17 @@ class LeaseDeciderModelTests {
         return decisions;
     }
 
-    /** One random report, sweep or crash, mostly one that fits the lease as it stands. */
-    private static LeaseReport next(LeaseFixture f, Random random) {
+    /** One random report, sweep or crash, mostly one that fits the lease as it stands; a tick moves the clock up to {@code pace} ms. */
+    private static LeaseReport next(LeaseFixture f, Random random, int pace) {
         LeaseAggregate lease = f.lease;
+        if (lease.row().state() == LeaseState.TRANSFERRING && random.nextInt(12) == 0) {
+            crash(f, random); // an engine restarts or the bank resets while the agent moves the blocks
+            return part(f.lease, random);
+        }
+        if (lease.row().state() == LeaseState.DELIVERED && random.nextInt(6) == 0) {
+            f.now = f.now.plus(Duration.ofMillis(random.nextInt(6_000))); // the target is slow to commit
+            return new LeaseReport.Tick(f.now);
+        }
         int pick = random.nextInt(100);
         if (pick < 30) {
             return ack(lease, random);
@@ -92,19 +101,19 @@ class LeaseDeciderModelTests {
         if (pick < 71) {
             return new LeaseReport.Abort("aborted");
         }
-        if (pick < 78) {
+        if (pick < 76) {
             LeaseReport.Witness[] witnesses = LeaseReport.Witness.values();
             return new LeaseReport.Quiesced(
                     random.nextBoolean(), witnesses[random.nextInt(witnesses.length)], "evidence");
         }
-        if (pick < 80) {
+        if (pick < 78) {
             return new LeaseReport.Cleanup(
                     random.nextBoolean() ? lease.row().donorId() : lease.row().targetId(), "operator cleanup");
         }
-        if (pick < 84) {
+        if (pick < 86) {
             crash(f, random);
         }
-        f.now = f.now.plus(Duration.ofMillis(random.nextInt(3_000)));
+        f.now = f.now.plus(Duration.ofMillis(random.nextInt(pace)));
         return new LeaseReport.Tick(f.now);
     }
 
