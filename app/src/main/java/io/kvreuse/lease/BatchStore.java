@@ -196,11 +196,14 @@ class BatchStore {
             return Mono.just(0L);
         }
         return db.sql("""
-                        UPDATE lease l SET state = m.st, version = m.v, state_changed_at = :now, outcome = m.outcome,
-                            reason = m.reason, committed_blocks = COALESCE(m.committed, l.committed_blocks)
+                        UPDATE lease l SET state = m.st, version = m.v, outcome = m.outcome, reason = m.reason,
+                            state_changed_at = CASE WHEN m.v <> l.version THEN :now ELSE l.state_changed_at END,
+                            committed_blocks = COALESCE(m.committed, l.committed_blocks),
+                            source_quiesced = m.sq, destination_quiesced = m.dq
                         FROM unnest(CAST(:id AS UUID[]), CAST(:fv AS BIGINT[]), CAST(:st AS TEXT[]), CAST(:v AS BIGINT[]),
-                                    CAST(:o AS TEXT[]), CAST(:r AS TEXT[]), CAST(:c AS INTEGER[]))
-                             AS m(id, fv, st, v, outcome, reason, committed)
+                                    CAST(:o AS TEXT[]), CAST(:r AS TEXT[]), CAST(:c AS INTEGER[]), CAST(:sq AS BOOLEAN[]),
+                                    CAST(:dq AS BOOLEAN[]))
+                             AS m(id, fv, st, v, outcome, reason, committed, sq, dq)
                         WHERE l.lease_id = m.id AND l.version = m.fv AND l.lease_id = ANY(CAST(:id AS UUID[]))
                         """)
                 .bind("now", LeaseStore.at(now))
@@ -211,6 +214,10 @@ class BatchStore {
                 .bind("o", moves.stream().map(m -> m.row().outcome()).toArray(String[]::new))
                 .bind("r", moves.stream().map(m -> m.row().reason()).toArray(String[]::new))
                 .bind("c", moves.stream().map(m -> m.row().committedBlocks()).toArray(Integer[]::new))
+                .bind("sq", moves.stream().map(m -> m.row().sourceQuiesced()).toArray(Boolean[]::new))
+                .bind(
+                        "dq",
+                        moves.stream().map(m -> m.row().destinationQuiesced()).toArray(Boolean[]::new))
                 .fetch()
                 .rowsUpdated();
     }

@@ -36,7 +36,7 @@ sealed interface LeaseChange {
     /** The transfer order is queued, one part per rank. */
     record OrderQueued(UUID orderId) implements LeaseChange {}
 
-    record OrderMoved(UUID orderId, OrderState to) implements LeaseChange {}
+    record OrderMoved(UUID orderId, OrderState from, OrderState to) implements LeaseChange {}
 
     record PartReported(
             UUID orderId,

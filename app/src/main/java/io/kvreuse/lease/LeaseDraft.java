@@ -220,8 +220,9 @@ final class LeaseDraft {
 
     void orderState(OrderState to) {
         if (order != null && order.state() != to) {
+            OrderState from = order.state();
             order = new Order(order.orderId(), to, order.parts());
-            changes.add(new LeaseChange.OrderMoved(order.orderId(), to));
+            changes.add(new LeaseChange.OrderMoved(order.orderId(), from, to));
         }
     }
 
