@@ -5,10 +5,10 @@ import io.kvreuse.error.KvReuseException;
 import io.kvreuse.incarnation.Incarnations;
 import io.kvreuse.region.DestinationRegions;
 import io.kvreuse.security.ApiPrincipal;
-import io.kvreuse.security.Role;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
@@ -28,7 +28,6 @@ class LeaseReports {
 
     private final LeaseStore leases;
     private final HoldStore holds;
-    private final CommandStore commands;
     private final LeaseLedger ledger;
     private final Leases views;
     private final PartyChecks parties;
@@ -36,13 +35,14 @@ class LeaseReports {
     private final TransactionalOperator tx;
     private final LeaseBatches batches;
     private final Incarnations incarnations;
-    private final OrderWriter orders;
     private final DestinationRegions regions;
+    private final LeaseAggregates aggregates;
+    private final LeaseWriter writer;
+    private final Clock clock;
 
     LeaseReports(
             LeaseStore leases,
             HoldStore holds,
-            CommandStore commands,
             LeaseLedger ledger,
             Leases views,
             PartyChecks parties,
@@ -50,12 +50,16 @@ class LeaseReports {
             TransactionalOperator tx,
             LeaseBatches batches,
             Incarnations incarnations,
-            OrderWriter orders,
-            DestinationRegions regions) {
+            DestinationRegions regions,
+            LeaseAggregates aggregates,
+            LeaseWriter writer,
+            Clock clock) {
         this.regions = regions;
+        this.aggregates = aggregates;
+        this.writer = writer;
+        this.clock = clock;
         this.leases = leases;
         this.holds = holds;
-        this.commands = commands;
         this.ledger = ledger;
         this.views = views;
         this.parties = parties;
@@ -63,7 +67,6 @@ class LeaseReports {
         this.tx = tx;
         this.batches = batches;
         this.incarnations = incarnations;
-        this.orders = orders;
     }
 
     /**
@@ -235,31 +238,11 @@ class LeaseReports {
     }
 
     Mono<LeaseView> commit(UUID id, LeaseRequests.CommitRequest req, ApiPrincipal p) {
-        return locked(
+        return decided(
                 id,
-                lease -> parties.target(lease, p, req.fencingEpoch()).flatMap(target -> {
-                    if (req.committedBlocks() > lease.fetchBlocks()) {
-                        return Mono.error(LeaseProblems.invalid("committedBlocks " + req.committedBlocks()
-                                + " exceeds the " + lease.fetchBlocks() + " fetched"));
-                    }
-                    if ("COMMITTED".equals(lease.outcome())
-                            && Objects.equals(lease.committedBlocks(), req.committedBlocks())) {
-                        return Mono.empty();
-                    }
-                    if (lease.state() != LeaseState.DELIVERED) {
-                        return Mono.error(LeaseProblems.wrongState(id, lease.state(), "a commit"));
-                    }
-                    if (target.epoch() != lease.targetEpoch()) {
-                        metrics.stale("lease");
-                        return Mono.error(LeaseProblems.leaseFenced(id, "target", lease.targetEpoch(), target.epoch()));
-                    }
-                    return leases.committed(id, req.committedBlocks())
-                            .then(commands.settle(id, "DELIVERED", "committed", ledger.now()))
-                            .then(ledger.move(lease, LeaseState.COMMITTED, p.actor(), "COMMITTED", null))
-                            .flatMap(c -> ledger.release(c, p.actor(), "COMMITTED", null))
-                            .doOnSuccess(r -> metrics.committed(req.committedBlocks()))
-                            .then();
-                }));
+                lease -> parties.target(lease, p, req.fencingEpoch()),
+                new LeaseReport.Commit(req.committedBlocks()),
+                p.actor());
     }
 
     /** The target gives up (or an operator forces it): released at once unless a transfer may be writing. */
@@ -267,78 +250,59 @@ class LeaseReports {
         String reason = req.reason() == null || req.reason().isBlank()
                 ? "aborted"
                 : req.reason().strip();
-        return locked(
-                id,
-                lease -> parties.target(lease, p, req.fencingEpoch()).flatMap(target -> switch (lease.state()) {
-                    case PROPOSED, SOURCE_PINNED, DELIVERED ->
-                        ledger.move(lease, LeaseState.FAILED, p.actor(), "ABORTED", reason)
-                                .flatMap(f -> ledger.release(f, p.actor(), "ABORTED", null))
-                                .then();
-                    case TRANSFERRING ->
-                        ledger.move(lease, LeaseState.UNCERTAIN, p.actor(), "ABORTED", reason)
-                                .then();
-                    default -> Mono.<Void>empty();
-                }));
+        return decided(
+                id, lease -> parties.target(lease, p, req.fencingEpoch()), new LeaseReport.Abort(reason), p.actor());
     }
 
     /**
-     * Quiescence evidence for one side; with both sides quiesced a maybe-writing lease fails and
-     * releases. An engine speaks only for the side it owns (checked by {@link PartyChecks}) and
-     * never over the agent: while a part of the lease's transfer order is not final (queued,
-     * running or uncertain), the agent may still be writing, so engine evidence of both sides makes
-     * a transferring lease UNCERTAIN and keeps everything held (DESIGN §3); the agent's final part
-     * reports or an operator end it.
+     * Quiescence evidence for one side, from an engine for the side it owns (checked by {@link
+     * PartyChecks}), a participating agent or an operator; what it does is the decider's.
      */
     Mono<LeaseView> quiesced(UUID id, LeaseRequests.QuiescedRequest req, ApiPrincipal p) {
         boolean source = req.side() == LeaseRequests.Side.SOURCE;
-        return locked(
+        LeaseReport.Witness witness = switch (p.role()) {
+            case AGENT -> LeaseReport.Witness.AGENT;
+            case OPERATOR -> LeaseReport.Witness.OPERATOR;
+            case ENGINE, ROUTER -> LeaseReport.Witness.ENGINE;
+        };
+        return decided(
                 id,
-                lease -> parties.quiescenceWitness(lease, source, p, req.fencingEpoch())
-                        .then(leases.quiesced(id, source, !source))
-                        .then(ledger.auditAction(
-                                lease,
-                                p.actor(),
-                                "QUIESCED",
-                                req.evidence(),
-                                Map.of("side", req.side().name())))
-                        .then(Mono.defer(() -> {
-                            boolean both =
-                                    (lease.sourceQuiesced() || source) && (lease.destinationQuiesced() || !source);
-                            if (!both || !lease.state().mayBeWriting()) {
-                                return Mono.<Void>empty();
-                            }
-                            if (p.role() != Role.ENGINE) {
-                                return quiescedRelease(lease, p);
-                            }
-                            return agentPartsOpen(id).flatMap(open -> {
-                                if (!open) {
-                                    return quiescedRelease(lease, p);
-                                }
-                                if (lease.state() != LeaseState.TRANSFERRING) {
-                                    return Mono.<Void>empty();
-                                }
-                                return ledger.move(
-                                                lease,
-                                                LeaseState.UNCERTAIN,
-                                                p.actor(),
-                                                null,
-                                                "engines declared quiescence while the agent's transfer part is not final")
-                                        .then(orders.state(id, "UNCERTAIN"));
-                            });
-                        })));
+                lease -> parties.quiescenceWitness(lease, source, p, req.fencingEpoch()),
+                new LeaseReport.Quiesced(source, witness, req.evidence()),
+                p.actor());
     }
 
-    /** Whether a part of the lease's transfer order is not final: the agent may still be writing. */
-    private Mono<Boolean> agentPartsOpen(UUID id) {
-        return orders.parts(id).any(part -> !AGENT_FINAL.contains(part.state()));
-    }
-
-    private static final Set<String> AGENT_FINAL = Set.of("DONE", "FAILED", "QUIESCED");
-
-    private Mono<Void> quiescedRelease(LeaseRow lease, ApiPrincipal p) {
-        return ledger.move(lease, LeaseState.FAILED, p.actor(), null, "transfer quiesced on both sides")
-                .flatMap(f -> ledger.release(f, p.actor(), f.outcome() == null ? "FAILED" : f.outcome(), null))
-                .then();
+    /**
+     * One report through the decider and the writer, as a batch of one: the lease locked and read,
+     * the caller checked, the decision written, and the lease answered as the transaction left it.
+     * A refusal changes nothing; a problem that comes with changes is answered once they committed.
+     */
+    private Mono<LeaseView> decided(
+            UUID id, java.util.function.Function<LeaseRow, Mono<?>> check, LeaseReport report, String actor) {
+        Instant now = clock.instant();
+        List<LeaseDecision> written = new java.util.ArrayList<>(1);
+        return aggregates
+                .lock(List.of(id))
+                .flatMap(found -> Mono.justOrEmpty(found.get(id)))
+                .switchIfEmpty(Mono.error(() -> LeaseProblems.noSuchLease(id)))
+                .flatMap(lease -> check.apply(lease.row())
+                        .then(Mono.fromSupplier(() -> LeaseDecider.decide(lease, report, actor, now))))
+                .flatMap(d -> {
+                    if (d.problem() != null && d.changes().isEmpty()) {
+                        writer.published(List.of(d));
+                        return Mono.error(d.problem());
+                    }
+                    written.add(d);
+                    return writer.write(written, now);
+                })
+                .then(Mono.defer(() -> views.view(id)))
+                .as(tx::transactional)
+                .flatMap(view -> {
+                    writer.published(written);
+                    KvReuseException after =
+                            written.isEmpty() ? null : written.getFirst().problem();
+                    return after == null ? Mono.just(view) : Mono.error(after);
+                });
     }
 
     /**
