@@ -1,5 +1,6 @@
 package io.kvreuse.admin;
 
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.OperatorLogin;
 import io.kvreuse.web.ProblemWriter;
 import io.kvreuse.web.Problems.Problem;
@@ -117,12 +118,7 @@ class AdminSecurityConfiguration {
     /** The dashboard's JSON endpoints answer 401 problems; pages redirect to the sign-in form. */
     private static ServerAuthenticationEntryPoint entryPoint(ProblemWriter problems) {
         ServerAuthenticationEntryPoint json = (exchange, ex) -> problems.write(
-                exchange,
-                new Problem(
-                        HttpStatus.UNAUTHORIZED,
-                        "unauthorized",
-                        "Authentication required",
-                        "sign in to the admin dashboard at /login"));
+                exchange, new Problem(ProblemType.UNAUTHORIZED, "sign in to the admin dashboard at /login"));
         var pages = new RedirectServerAuthenticationEntryPoint("/login");
         var delegating = new DelegatingServerAuthenticationEntryPoint(
                 List.of(new DelegatingServerAuthenticationEntryPoint.DelegateEntry(ADMIN_JSON, json)));
@@ -134,9 +130,7 @@ class AdminSecurityConfiguration {
         return (exchange, denied) -> ADMIN_JSON
                 .matches(exchange)
                 .flatMap(match -> match.isMatch()
-                        ? problems.write(
-                                exchange,
-                                new Problem(HttpStatus.FORBIDDEN, "forbidden", "Forbidden", denied.getMessage()))
+                        ? problems.write(exchange, new Problem(ProblemType.FORBIDDEN, denied.getMessage()))
                         : pages.render(exchange, HttpStatus.FORBIDDEN, "Forbidden", forbiddenDetail(denied)));
     }
 

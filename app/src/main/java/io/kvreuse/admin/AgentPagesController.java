@@ -1,7 +1,7 @@
 package io.kvreuse.admin;
 
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import org.jspecify.annotations.Nullable;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
@@ -30,9 +30,7 @@ class AgentPagesController {
         String wanted = IncarnationPagesController.blankToNull(state);
         if (wanted != null && !AgentQueries.STATES.contains(wanted)) {
             return Mono.error(new KvReuseException(
-                    ProblemKind.INVALID,
-                    "invalid-parameter",
-                    "Invalid parameter",
+                    ProblemType.INVALID_PARAMETER,
                     "unknown agent state '" + wanted + "': one of " + String.join(", ", AgentQueries.STATES)));
         }
         String host = IncarnationPagesController.blankToNull(hostId);
@@ -49,11 +47,8 @@ class AgentPagesController {
     @GetMapping("/admin/agents/{hostId}")
     Mono<String> detail(@PathVariable String hostId, Model model) {
         return agents.find(hostId)
-                .switchIfEmpty(Mono.error(() -> new KvReuseException(
-                        ProblemKind.NOT_FOUND,
-                        "no-such-agent",
-                        "No such agent",
-                        "no agent registered for host " + hostId)))
+                .switchIfEmpty(Mono.error(() ->
+                        new KvReuseException(ProblemType.NO_SUCH_AGENT, "no agent registered for host " + hostId)))
                 .flatMap(agent -> agents.ordersInFlight(hostId, ORDER_LIMIT)
                         .collectList()
                         .map(orders -> {

@@ -2,6 +2,7 @@ package io.kvreuse.admin;
 
 import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import org.jspecify.annotations.Nullable;
@@ -37,7 +38,7 @@ class AuditPageController {
         String from = IncarnationPagesController.blankToNull(since);
         Instant sinceAt = parse(from);
         if (before != null && before < 1) {
-            throw new InvalidRequestException("invalid-parameter", "Invalid parameter", "before must be an event id");
+            throw new InvalidRequestException(ProblemType.INVALID_PARAMETER, "before must be an event id");
         }
         model.addAttribute("subject", s);
         model.addAttribute("actor", a);
@@ -66,9 +67,7 @@ class AuditPageController {
             return Instant.parse(since);
         } catch (DateTimeParseException e) {
             throw new InvalidRequestException(
-                    "invalid-parameter",
-                    "Invalid parameter",
-                    "'since' must be an RFC 3339 UTC time such as 2026-01-31T12:00:00Z");
+                    ProblemType.INVALID_PARAMETER, "'since' must be an RFC 3339 UTC time such as 2026-01-31T12:00:00Z");
         }
     }
 }

@@ -120,6 +120,6 @@ class CleanupPageController {
     }
 
     private static HttpStatus status(KvReuseException e) {
-        return Problems.status(e.kind());
+        return Problems.status(e.type());
     }
 }

@@ -101,7 +101,7 @@ class HtmlErrorHandler implements WebExceptionHandler {
     }
 
     private static HttpStatus status(KvReuseException e) {
-        return Problems.status(e.kind());
+        return Problems.status(e.type());
     }
 
     private static Page storeDown() {

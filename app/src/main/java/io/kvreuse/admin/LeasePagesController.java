@@ -1,7 +1,7 @@
 package io.kvreuse.admin;
 
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 import org.springframework.stereotype.Controller;
@@ -25,11 +25,8 @@ class LeasePagesController {
     Mono<String> list(@RequestParam(required = false) @Nullable String state, Model model) {
         String wanted = IncarnationPagesController.blankToNull(state);
         if (wanted != null && !LeaseQueries.STATES.contains(wanted)) {
-            return Mono.error(new KvReuseException(
-                    ProblemKind.INVALID,
-                    "invalid-parameter",
-                    "Invalid parameter",
-                    "unknown lease state '" + wanted + "'"));
+            return Mono.error(
+                    new KvReuseException(ProblemType.INVALID_PARAMETER, "unknown lease state '" + wanted + "'"));
         }
         model.addAttribute("state", wanted);
         model.addAttribute("states", LeaseQueries.STATES);
@@ -45,8 +42,7 @@ class LeasePagesController {
     @GetMapping("/admin/leases/{leaseId}")
     Mono<String> detail(@PathVariable UUID leaseId, Model model) {
         return leases.find(leaseId)
-                .switchIfEmpty(Mono.error(() -> new KvReuseException(
-                        ProblemKind.NOT_FOUND, "lease-not-found", "No such lease", "no lease " + leaseId)))
+                .switchIfEmpty(Mono.error(() -> new KvReuseException(ProblemType.NO_SUCH_LEASE, "no lease " + leaseId)))
                 .flatMap(lease -> Mono.zip(
                                 leases.parts(leaseId).collectList(),
                                 leases.holds(leaseId).collectList())

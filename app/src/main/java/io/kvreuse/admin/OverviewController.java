@@ -1,7 +1,7 @@
 package io.kvreuse.admin;
 
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.settings.ReuseSettingsService;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -104,7 +104,7 @@ class OverviewController {
     }
 
     private static KvReuseException invalidParameter(String detail) {
-        return new KvReuseException(ProblemKind.INVALID, "invalid-parameter", "Invalid parameter", detail);
+        return new KvReuseException(ProblemType.INVALID_PARAMETER, detail);
     }
 
     /** The chosen headline window; anything but the offered ones is a 400 {@code invalid-parameter}. */
@@ -112,9 +112,7 @@ class OverviewController {
         ReuseHeadline.Window w = ReuseHeadline.Window.of(key);
         if (w == null) {
             throw new KvReuseException(
-                    ProblemKind.INVALID,
-                    "invalid-parameter",
-                    "Invalid parameter",
+                    ProblemType.INVALID_PARAMETER,
                     "window must be one of " + String.join(", ", ReuseHeadline.Window.keys()));
         }
         return w;

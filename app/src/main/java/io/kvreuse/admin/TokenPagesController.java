@@ -1,7 +1,7 @@
 package io.kvreuse.admin;
 
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.ApiTokens;
 import io.kvreuse.security.CurrentPrincipal;
 import io.kvreuse.security.Role;
@@ -80,7 +80,7 @@ class TokenPagesController {
                                     model,
                                     exchange,
                                     form.withError("hostId", e.getMessage()),
-                                    io.kvreuse.web.Problems.status(e.kind())));
+                                    io.kvreuse.web.Problems.status(e.type())));
         });
     }
 
@@ -126,8 +126,8 @@ class TokenPagesController {
 
     private Mono<TokenQueries.TokenRow> find(UUID tokenId) {
         return queries.find(tokenId)
-                .switchIfEmpty(Mono.error(() -> new KvReuseException(
-                        ProblemKind.NOT_FOUND, "token-not-found", "No such token", "no token " + tokenId)));
+                .switchIfEmpty(
+                        Mono.error(() -> new KvReuseException(ProblemType.TOKEN_NOT_FOUND, "no token " + tokenId)));
     }
 
     private Mono<String> detailPage(Model model, TokenQueries.TokenRow token) {
@@ -175,7 +175,7 @@ class TokenPagesController {
     }
 
     private static KvReuseException invalid(String detail) {
-        return new KvReuseException(ProblemKind.INVALID, "invalid-parameter", "Invalid parameter", detail);
+        return new KvReuseException(ProblemType.INVALID_PARAMETER, detail);
     }
 
     /** The mint form as typed, with the same limits as {@code POST /api/v1/tokens}. */

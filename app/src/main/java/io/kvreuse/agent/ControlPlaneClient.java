@@ -4,6 +4,7 @@ import io.kvreuse.protocol.AgentRegistration;
 import io.kvreuse.protocol.PartReport;
 import io.kvreuse.protocol.TransferOrder;
 import io.kvreuse.protocol.UnfinishedOrder;
+import io.kvreuse.protocol.WireProblem;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -23,8 +24,6 @@ import tools.jackson.databind.json.JsonMapper;
  * transfers move. NIXL metadata appears in the registration body only, which is never logged.
  */
 final class ControlPlaneClient {
-
-    private static final String PROBLEM_PREFIX = "https://kvreuse.io/problems/";
 
     private final WebClient http;
     private final JsonMapper json = JsonMapper.builder()
@@ -105,7 +104,7 @@ final class ControlPlaneClient {
                 throw new ControlPlaneException(
                         call,
                         response.statusCode().value(),
-                        type.startsWith(PROBLEM_PREFIX) ? type.substring(PROBLEM_PREFIX.length()) : "",
+                        WireProblem.slugOf(type),
                         body.path("detail").asString(""));
             }
             return body;

@@ -1,5 +1,7 @@
 package io.kvreuse.agent;
 
+import io.kvreuse.protocol.WireProblem;
+
 /**
  * The control plane answered with an error status. {@code problemType} is the slug of its RFC 9457
  * problem ({@code stale-epoch}, {@code no-such-agent}, …), empty when the body was not a problem.
@@ -29,8 +31,8 @@ final class ControlPlaneException extends RuntimeException {
 
     /** The agent must register again: its epoch is stale or the control plane no longer knows the host. */
     boolean needsRegistration() {
-        return status == 409 && problemType.equals("stale-epoch")
-                || status == 404 && problemType.equals("no-such-agent");
+        return status == 409 && WireProblem.STALE_EPOCH.is(problemType)
+                || status == 404 && WireProblem.NO_SUCH_AGENT.is(problemType);
     }
 
     /** Worth retrying unchanged: the control plane or its store is (briefly) unavailable. */

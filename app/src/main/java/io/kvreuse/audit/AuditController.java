@@ -1,6 +1,7 @@
 package io.kvreuse.audit;
 
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import io.swagger.v3.oas.annotations.Operation;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -34,7 +35,7 @@ class AuditController {
             @RequestParam(defaultValue = "100") int limit) {
         if (limit < 1 || limit > MAX_LIMIT) {
             throw new InvalidRequestException(
-                    "invalid-parameter", "Invalid parameter", "limit must be between 1 and " + MAX_LIMIT);
+                    ProblemType.INVALID_PARAMETER, "limit must be between 1 and " + MAX_LIMIT);
         }
         return trail.find(subject, actor, parseSince(since), before == null ? Long.MAX_VALUE : before, limit);
     }
@@ -46,8 +47,7 @@ class AuditController {
         try {
             return Instant.parse(since);
         } catch (DateTimeParseException e) {
-            throw new InvalidRequestException(
-                    "invalid-parameter", "Invalid parameter", "since must be an RFC 3339 UTC timestamp");
+            throw new InvalidRequestException(ProblemType.INVALID_PARAMETER, "since must be an RFC 3339 UTC timestamp");
         }
     }
 }

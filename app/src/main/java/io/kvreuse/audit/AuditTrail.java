@@ -7,6 +7,7 @@ import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -47,6 +48,46 @@ public class AuditTrail {
                 .bind("epoch", orNull(e.epoch(), Long.class))
                 .bind("reason", orNull(e.reason(), String.class))
                 .bind("detail", Json.of(json.writeValueAsString(e.detail())))
+                .then();
+    }
+
+    /** One audit row whose detail is already JSON (a set-based writer renders it once per kind of row). */
+    public record Row(
+            String actor,
+            String subjectType,
+            String subjectId,
+            String action,
+            @Nullable String fromState,
+            @Nullable String toState,
+            @Nullable Long epoch,
+            @Nullable String reason,
+            String detailJson) {}
+
+    /**
+     * Appends the rows in one statement, their event ids in list order: the set-based writers' form
+     * of {@link #record}, inside the caller's transaction like it.
+     */
+    public Mono<Void> recordAll(List<Row> rows) {
+        if (rows.isEmpty()) {
+            return Mono.empty();
+        }
+        return db.sql("""
+                        INSERT INTO audit_event (actor, subject_type, subject_id, action, from_state, to_state, epoch, reason, detail)
+                        SELECT a.actor, a.subject_type, a.subject, a.action, a.f, a.t, a.e, a.r, CAST(a.d AS JSONB)
+                        FROM unnest(CAST(:actor AS TEXT[]), CAST(:type AS TEXT[]), CAST(:subject AS TEXT[]), CAST(:action AS TEXT[]),
+                                    CAST(:f AS TEXT[]), CAST(:t AS TEXT[]), CAST(:e AS BIGINT[]), CAST(:r AS TEXT[]), CAST(:d AS TEXT[]))
+                             WITH ORDINALITY AS a(actor, subject_type, subject, action, f, t, e, r, d, n)
+                        ORDER BY a.n
+                        """)
+                .bind("actor", rows.stream().map(Row::actor).toArray(String[]::new))
+                .bind("type", rows.stream().map(Row::subjectType).toArray(String[]::new))
+                .bind("subject", rows.stream().map(Row::subjectId).toArray(String[]::new))
+                .bind("action", rows.stream().map(Row::action).toArray(String[]::new))
+                .bind("f", rows.stream().map(Row::fromState).toArray(String[]::new))
+                .bind("t", rows.stream().map(Row::toState).toArray(String[]::new))
+                .bind("e", rows.stream().map(Row::epoch).toArray(Long[]::new))
+                .bind("r", rows.stream().map(Row::reason).toArray(String[]::new))
+                .bind("d", rows.stream().map(Row::detailJson).toArray(String[]::new))
                 .then();
     }
 

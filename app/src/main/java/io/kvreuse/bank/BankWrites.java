@@ -1,6 +1,8 @@
 package io.kvreuse.bank;
 
 import io.kvreuse.bank.BankStore.ChangeSet;
+import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -43,9 +45,8 @@ class BankWrites {
                 .all()
                 .filter(e -> !e.getValue().equals(expected.get(e.getKey())))
                 .next()
-                .flatMap(e -> Mono.error(new io.kvreuse.error.InvalidRequestException(
-                        "position-contradicts-parent",
-                        "Invalid inventory batch",
+                .flatMap(e -> Mono.error(new InvalidRequestException(
+                        ProblemType.POSITION_CONTRADICTS_PARENT,
                         "the parent " + Long.toUnsignedString(e.getKey()) + " is stored at position " + e.getValue()
                                 + ", so its children belong at position " + (e.getValue() + 1))));
     }

@@ -1,6 +1,7 @@
 package io.kvreuse.bank;
 
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -49,7 +50,7 @@ final class BatchEffect {
         }
         if (items > InventoryRequests.MAX_BATCH_ITEMS) {
             throw invalid(
-                    "batch-too-large",
+                    ProblemType.BATCH_TOO_LARGE,
                     "a batch carries at most " + InventoryRequests.MAX_BATCH_ITEMS
                             + " blocks and removed hashes; this one carries " + items);
         }
@@ -74,7 +75,8 @@ final class BatchEffect {
         switch (event.type()) {
             case STORED -> {
                 if (event.blocks() == null || (event.blocks().isEmpty() && !placed) || event.seqHashes() != null) {
-                    throw invalid("invalid-event", where + ": a STORED event carries blocks and nothing else");
+                    throw invalid(
+                            ProblemType.INVALID_EVENT, where + ": a STORED event carries blocks and nothing else");
                 }
                 for (int j = 0; j < event.blocks().size(); j++) {
                     String at = where + ".blocks[" + j + "]";
@@ -88,7 +90,8 @@ final class BatchEffect {
             }
             case REMOVED -> {
                 if (event.seqHashes() == null || event.seqHashes().isEmpty() || event.blocks() != null) {
-                    throw invalid("invalid-event", where + ": a REMOVED event carries seqHashes and nothing else");
+                    throw invalid(
+                            ProblemType.INVALID_EVENT, where + ": a REMOVED event carries seqHashes and nothing else");
                 }
                 for (int j = 0; j < event.seqHashes().size(); j++) {
                     long hash =
@@ -100,7 +103,7 @@ final class BatchEffect {
             }
             case NATIVE_CACHE_CLEARED -> {
                 if (event.blocks() != null || event.seqHashes() != null) {
-                    throw invalid("invalid-event", where + ": a NATIVE_CACHE_CLEARED event carries nothing");
+                    throw invalid(ProblemType.INVALID_EVENT, where + ": a NATIVE_CACHE_CLEARED event carries nothing");
                 }
                 if (counts) {
                     nativeClears++;
@@ -117,7 +120,8 @@ final class BatchEffect {
         Long holder = slotHolder.get(block.slot());
         if (holder != null && holder != block.seqHash()) {
             throw invalid(
-                    "duplicate-slot", where + ": slot " + block.slot() + " already holds another block of this batch");
+                    ProblemType.DUPLICATE_SLOT,
+                    where + ": slot " + block.slot() + " already holds another block of this batch");
         }
         InventoryBlock previous = stored.get(block.seqHash());
         if (previous != null && previous.slot() != block.slot()) {
@@ -127,7 +131,7 @@ final class BatchEffect {
             InventoryBlock parent = stored.get(block.parentHash());
             if (parent != null && parent.position() != block.position() - 1) {
                 throw invalid(
-                        "position-contradicts-parent",
+                        ProblemType.POSITION_CONTRADICTS_PARENT,
                         where + ": position " + block.position() + " but its parent in this batch is at position "
                                 + parent.position());
             }
@@ -140,12 +144,12 @@ final class BatchEffect {
     private void checkShape(InventoryBlock block, String where) {
         if (block.slot() >= capacity) {
             throw invalid(
-                    "slot-out-of-range",
+                    ProblemType.SLOT_OUT_OF_RANGE,
                     where + ": slot " + block.slot() + " is outside the bank's capacity of " + capacity);
         }
         if ((block.position() == 0) != (block.parentHash() == null)) {
             throw invalid(
-                    "position-contradicts-parent",
+                    ProblemType.POSITION_CONTRADICTS_PARENT,
                     where + ": a root block (position 0) has no parentHash, every other block has one");
         }
     }
@@ -168,12 +172,12 @@ final class BatchEffect {
     private static InventoryBlock parse(
             InventoryRequests.@org.jspecify.annotations.Nullable Block block, String where) {
         if (block == null) {
-            throw invalid("invalid-block", where + ": a block, not null");
+            throw invalid(ProblemType.INVALID_BLOCK, where + ": a block, not null");
         }
         return block.parse(where);
     }
 
-    private static InvalidRequestException invalid(String slug, String detail) {
-        return new InvalidRequestException(slug, "Invalid inventory batch", detail);
+    private static InvalidRequestException invalid(ProblemType type, String detail) {
+        return new InvalidRequestException(type, detail);
     }
 }

@@ -5,7 +5,7 @@ import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.bank.BankStore.ChangeSet;
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.protocol.ClearPolicy;
 import io.kvreuse.protocol.KvEventFormat;
 import io.kvreuse.protocol.KvEventSource;
@@ -82,7 +82,7 @@ class EventSources {
             String where = "eventSource.ranks[" + i + "]";
             if (!ranks.add(s.rank()) || s.rank() >= tp) {
                 throw invalid(
-                        "event-source-ranks",
+                        ProblemType.EVENT_SOURCE_RANKS,
                         where + ": an event source names each rank 0.." + (tp - 1) + " exactly once");
             }
             endpoint(s.endpoint(), where + ".endpoint");
@@ -90,12 +90,12 @@ class EventSources {
                 endpoint(s.replayEndpoint(), where + ".replayEndpoint");
             }
             if (s.topic() != null && s.topic().indexOf('\0') >= 0) {
-                throw invalid("invalid-event-source", where + ".topic: no NUL characters");
+                throw invalid(ProblemType.INVALID_EVENT_SOURCE, where + ".topic: no NUL characters");
             }
         }
         if (ranks.size() != tp) {
             throw invalid(
-                    "event-source-ranks",
+                    ProblemType.EVENT_SOURCE_RANKS,
                     "eventSource.ranks: an event source names each rank 0.." + (tp - 1) + " exactly once");
         }
     }
@@ -104,13 +104,13 @@ class EventSources {
         var m = ENDPOINT.matcher(endpoint);
         if (!m.matches()) {
             throw invalid(
-                    "invalid-event-endpoint",
+                    ProblemType.INVALID_EVENT_ENDPOINT,
                     where + ": tcp://HOST:PORT or ipc://PATH, a host the node agent connects to (not *)");
         }
         if (m.group(2) != null) {
             int port = Integer.parseInt(m.group(2));
             if (port < 1 || port > 65_535) {
-                throw invalid("invalid-event-endpoint", where + ": port " + port + " is outside 1..65535");
+                throw invalid(ProblemType.INVALID_EVENT_ENDPOINT, where + ": port " + port + " is outside 1..65535");
             }
         }
     }
@@ -190,9 +190,7 @@ class EventSources {
         if (!caller.isOperator() && !hostId.equals(caller.agentHost())) {
             // the host-binding problem every other agent resource answers (docs/api.md)
             return Flux.error(new KvReuseException(
-                            ProblemKind.FORBIDDEN,
-                            "token-host-mismatch",
-                            "Token bound to another host",
+                            ProblemType.TOKEN_HOST_MISMATCH,
                             "this AGENT token acts for host " + caller.agentHost() + " only, not for " + hostId)
                     .with("hostId", hostId)
                     .with("tokenHostId", caller.agentHost()));
@@ -210,10 +208,7 @@ class EventSources {
                                 "i.host_id = :key AND b.state <> 'DROPPED' AND i.state IN ('REGISTERED', 'READY')",
                                 hostId)
                         : Flux.error(new KvReuseException(
-                                ProblemKind.NOT_FOUND,
-                                "no-such-agent",
-                                "No such agent",
-                                "no agent or engine registered for host " + hostId)));
+                                ProblemType.NO_SUCH_AGENT, "no agent or engine registered for host " + hostId)));
     }
 
     private Flux<KvEventSource> sources(String where, Object key) {
@@ -309,14 +304,12 @@ class EventSources {
 
     private static KvReuseException noSource(UUID bankId) {
         return new KvReuseException(
-                        ProblemKind.NOT_FOUND,
-                        "event-source-not-found",
-                        "No event source",
+                        ProblemType.EVENT_SOURCE_NOT_FOUND,
                         "bank " + bankId + " names no event source; its engine feeds the events API itself")
                 .with("bankId", bankId);
     }
 
-    private static InvalidRequestException invalid(String slug, String detail) {
-        return new InvalidRequestException(slug, "Invalid event source", detail);
+    private static InvalidRequestException invalid(ProblemType type, String detail) {
+        return new InvalidRequestException(type, detail);
     }
 }

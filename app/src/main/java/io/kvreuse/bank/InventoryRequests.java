@@ -1,5 +1,7 @@
 package io.kvreuse.bank;
 
+import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.hash.SeqHash;
 import io.swagger.v3.oas.annotations.media.Schema;
 import jakarta.validation.Valid;
@@ -158,8 +160,8 @@ public final class InventoryRequests {
 
         InventoryBlock parse(String where) {
             if (position == null) {
-                throw new io.kvreuse.error.InvalidRequestException(
-                        "invalid-block", "Invalid inventory batch", where + ": a snapshot's blocks carry positions");
+                throw new InvalidRequestException(
+                        ProblemType.INVALID_BLOCK, where + ": a snapshot's blocks carry positions");
             }
             Long parent = parentHash == null ? null : SeqHash.parse(parentHash, where + ".parentHash");
             String lineage = mmLineage == null || mmLineage.isBlank() || mmLineage.equals("NONE") ? null : mmLineage;

@@ -4,7 +4,7 @@ import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.bank.BankStore.ChangeSet;
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.ApiPrincipal;
 import java.util.List;
 import java.util.Map;
@@ -64,10 +64,7 @@ public class RetainedBanks {
                 .onErrorMap(
                         DuplicateKeyException.class,
                         e -> new KvReuseException(
-                                ProblemKind.CONFLICT,
-                                "bank-exists",
-                                "Incarnation already has a bank",
-                                "incarnation " + incarnationId + " already retains a bank"));
+                                ProblemType.BANK_EXISTS, "incarnation " + incarnationId + " already retains a bank"));
     }
 
     private static void validate(BankStore.Owner owner, InventoryRequests.CreateBank request) {
@@ -83,17 +80,12 @@ public class RetainedBanks {
                 || ranks.size() != owner.tp()
                 || !ranks.stream().allMatch(r -> r < owner.tp())) {
             throw new KvReuseException(
-                    ProblemKind.REFUSED,
-                    "rank-layout-mismatch",
-                    "Parts do not match the ranks",
-                    "a bank has exactly one part per rank 0.." + (owner.tp() - 1));
+                    ProblemType.RANK_LAYOUT_MISMATCH, "a bank has exactly one part per rank 0.." + (owner.tp() - 1));
         }
         for (InventoryRequests.Part part : request.parts()) {
             if (part.bytesPerBlock() != owner.bytesPerBlock()) {
                 throw new KvReuseException(
-                                ProblemKind.REFUSED,
-                                "bytes-per-block-mismatch",
-                                "Block size differs from the domain",
+                                ProblemType.BYTES_PER_BLOCK_MISMATCH,
                                 "rank " + part.rank() + " has " + part.bytesPerBlock()
                                         + " bytes per block; the layout domain certifies " + owner.bytesPerBlock())
                         .with("expectedBytesPerBlock", owner.bytesPerBlock());

@@ -1,5 +1,7 @@
 package io.kvreuse.cleanup;
 
+import io.kvreuse.error.ProblemResponse;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Schema;
@@ -51,6 +53,8 @@ class CleanupController {
     }
 
     @ApiResponse(responseCode = "201", description = "the dry-run plan")
+    @ProblemResponse({ProblemType.INCARNATION_NOT_FOUND})
+    @ProblemResponse({ProblemType.NOT_A_CLEANUP_CANDIDATE})
     @Operation(operationId = "planCleanup", summary = "Make a dry-run cleanup plan for an incarnation (OPERATOR)")
     @PostMapping("/plans")
     Mono<ResponseEntity<CleanupRecords.Plan>> plan(@Valid @RequestBody PlanRequest body) {
@@ -61,12 +65,22 @@ class CleanupController {
     }
 
     @Operation(operationId = "getCleanupPlan", summary = "Read a cleanup plan (OPERATOR)")
+    @ProblemResponse({ProblemType.NO_SUCH_CLEANUP_PLAN})
     @GetMapping("/plans/{planId}")
     Mono<CleanupRecords.Plan> get(@PathVariable UUID planId) {
         return plans.find(planId);
     }
 
     @Operation(operationId = "executeCleanup", summary = "Execute a cleanup plan, once (OPERATOR)")
+    @ProblemResponse({ProblemType.NO_SUCH_CLEANUP_PLAN})
+    @ProblemResponse({
+        ProblemType.CLEANUP_PLAN_EXECUTED,
+        ProblemType.CLEANUP_PLAN_SUPERSEDED,
+        ProblemType.CLEANUP_PLAN_STALE
+    })
+    @ProblemResponse(
+            value = {ProblemType.QUIESCENCE_ATTESTATION_REQUIRED},
+            note = "the plan's transfers are not proven quiesced and the operator did not attest it")
     @PostMapping("/plans/{planId}/execute")
     Mono<CleanupRecords.Outcome> execute(@PathVariable UUID planId, @Valid @RequestBody ExecuteRequest body) {
         return CurrentPrincipal.get().flatMap(p -> plans.execute(planId, body.reason(), body.quiescenceAttested(), p));

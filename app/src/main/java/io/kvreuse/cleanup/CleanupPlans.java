@@ -8,6 +8,7 @@ import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.bank.RetainedBanks;
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.incarnation.IncarnationState;
 import io.kvreuse.incarnation.IncarnationView;
 import io.kvreuse.incarnation.Incarnations;
@@ -125,8 +126,7 @@ public class CleanupPlans {
     public Mono<CleanupRecords.Outcome> execute(
             UUID planId, String reason, boolean quiescenceAttested, ApiPrincipal operator) {
         if (reason == null || reason.isBlank()) {
-            return Mono.error(
-                    new InvalidRequestException("invalid-request", "Invalid request", "a reason is required"));
+            return Mono.error(new InvalidRequestException(ProblemType.INVALID_REQUEST, "a reason is required"));
         }
         String why = reason.strip();
         return store.lock(planId)

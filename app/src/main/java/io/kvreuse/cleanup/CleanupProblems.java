@@ -1,7 +1,7 @@
 package io.kvreuse.cleanup;
 
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.incarnation.IncarnationState;
 import java.util.List;
 import java.util.UUID;
@@ -12,34 +12,24 @@ final class CleanupProblems {
     private CleanupProblems() {}
 
     static KvReuseException noSuchPlan(UUID id) {
-        return new KvReuseException(
-                        ProblemKind.NOT_FOUND, "no-such-cleanup-plan", "No such cleanup plan", "no plan " + id)
-                .with("planId", id);
+        return new KvReuseException(ProblemType.NO_SUCH_CLEANUP_PLAN, "no plan " + id).with("planId", id);
     }
 
     static KvReuseException executed(UUID id) {
-        return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "cleanup-plan-executed",
-                        "Plan already executed",
-                        "plan " + id + " was executed before")
+        return new KvReuseException(ProblemType.CLEANUP_PLAN_EXECUTED, "plan " + id + " was executed before")
                 .with("planId", id);
     }
 
     static KvReuseException superseded(UUID id) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "cleanup-plan-superseded",
-                        "Plan superseded",
+                        ProblemType.CLEANUP_PLAN_SUPERSEDED,
                         "a newer plan was made for the incarnation of plan " + id + "; execute that one")
                 .with("planId", id);
     }
 
     static KvReuseException notACandidate(UUID incarnationId, IncarnationState state) {
         return new KvReuseException(
-                        ProblemKind.REFUSED,
-                        "not-a-cleanup-candidate",
-                        "Not a cleanup candidate",
+                        ProblemType.NOT_A_CLEANUP_CANDIDATE,
                         "incarnation " + incarnationId + " is " + state
                                 + "; only SUSPECT, LOST or RECLAIM_PENDING incarnations, and live banks of owners that"
                                 + " EXITED or were RECLAIMED, are cleaned up")
@@ -48,18 +38,14 @@ final class CleanupProblems {
 
     static KvReuseException stale(UUID id) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "cleanup-plan-stale",
-                        "Plan is stale",
+                        ProblemType.CLEANUP_PLAN_STALE,
                         "what plan " + id + " would release changed since it was made; make a new plan")
                 .with("planId", id);
     }
 
     static KvReuseException attestationRequired(UUID id, List<String> blockers) {
         return new KvReuseException(
-                        ProblemKind.REFUSED,
-                        "quiescence-attestation-required",
-                        "Quiescence not proven",
+                        ProblemType.QUIESCENCE_ATTESTATION_REQUIRED,
                         "transfers of plan " + id + " are not proven quiesced; attest quiescence to execute")
                 .with("planId", id)
                 .with("blockers", blockers);

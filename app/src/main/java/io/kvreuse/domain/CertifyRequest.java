@@ -2,6 +2,7 @@ package io.kvreuse.domain;
 
 import com.fasterxml.jackson.annotation.JsonAnySetter;
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import io.swagger.v3.oas.annotations.media.Schema;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
@@ -93,8 +94,7 @@ record CertifyRequest(
     LayoutContract toContract() {
         if (unknownFields != null && !unknownFields.isEmpty()) {
             throw new InvalidRequestException(
-                            "unknown-field",
-                            "Unknown field",
+                            ProblemType.UNKNOWN_FIELD,
                             "a layout contract has no field(s) " + new TreeMap<>(unknownFields).keySet())
                     .with("fields", List.copyOf(new TreeMap<>(unknownFields).keySet()));
         }
@@ -131,8 +131,7 @@ record CertifyRequest(
             extra.forEach((k, v) -> {
                 if (out.put(n(k), n(v)) != null) {
                     throw new InvalidRequestException(
-                            "duplicate-extra-key",
-                            "Duplicate extra key",
+                            ProblemType.DUPLICATE_EXTRA_KEY,
                             "extra keys '" + n(k) + "' collide once whitespace and Unicode form are normalised");
                 }
             });

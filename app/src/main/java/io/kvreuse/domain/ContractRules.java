@@ -1,7 +1,7 @@
 package io.kvreuse.domain;
 
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
@@ -41,8 +41,7 @@ final class ContractRules {
     static void check(LayoutContract c) {
         if (c.dpSize() != 1 || c.ppSize() != 1 || c.cpSize() != 1) {
             throw refused(
-                            "parallelism-not-supported",
-                            "Parallelism not supported",
+                            ProblemType.PARALLELISM_NOT_SUPPORTED,
                             "only tensor parallelism is supported: dpSize, ppSize and cpSize must be 1 (got %d, %d, %d)"
                                     .formatted(c.dpSize(), c.ppSize(), c.cpSize()))
                     .with("dpSize", c.dpSize())
@@ -50,10 +49,7 @@ final class ContractRules {
                     .with("cpSize", c.cpSize());
         }
         if (c.transportClass() == TransportClass.CPU_TP1 && c.tpSize() != 1) {
-            throw refused(
-                            "cpu-transport-requires-tp1",
-                            "CPU transport requires TP 1",
-                            "transport CPU_TP1 needs tpSize 1, got " + c.tpSize())
+            throw refused(ProblemType.CPU_TRANSPORT_REQUIRES_TP1, "transport CPU_TP1 needs tpSize 1, got " + c.tpSize())
                     .with("tpSize", c.tpSize());
         }
         checkMixedTransport(c);
@@ -68,8 +64,7 @@ final class ContractRules {
                     if (other.isGpu() != c.transportClass().isGpu()
                             && other.name().equalsIgnoreCase(token)) {
                         throw refused(
-                                        "mixed-transport-not-supported",
-                                        "Mixed CPU and GPU transport not supported",
+                                        ProblemType.MIXED_TRANSPORT_NOT_SUPPORTED,
                                         "a %s domain may not also name %s (extra.%s)"
                                                 .formatted(c.transportClass(), other, e.getKey()))
                                 .with("extraKey", e.getKey());
@@ -88,8 +83,7 @@ final class ContractRules {
             boolean marker = TRANSFORM_KEYS.contains(key) || key.startsWith("transform.");
             if (marker && !NO_TRANSFORM_VALUES.contains(e.getValue().toLowerCase(Locale.ROOT))) {
                 throw refused(
-                                "transform-not-supported",
-                                "Transformed layout not supported",
+                                ProblemType.TRANSFORM_NOT_SUPPORTED,
                                 "GPU transport copies blocks unchanged; extra.%s=%s asks for a transform"
                                         .formatted(e.getKey(), e.getValue()))
                         .with("extraKey", e.getKey());
@@ -102,8 +96,7 @@ final class ContractRules {
         boolean replicate = "replicate".equals(partition);
         if (partition != null && !replicate && !"split".equals(partition)) {
             throw refused(
-                            "head-partition-not-supported",
-                            "Head partition not supported",
+                            ProblemType.HEAD_PARTITION_NOT_SUPPORTED,
                             "extra.headPartition must be 'split' or 'replicate', got '" + partition + "'")
                     .with("headPartition", partition);
         }
@@ -112,8 +105,7 @@ final class ContractRules {
         boolean ok = heads % tp == 0 || (replicate && tp % heads == 0);
         if (!ok) {
             throw refused(
-                            "tp-must-divide-kv-heads",
-                            "TP size must divide the KV heads",
+                            ProblemType.TP_MUST_DIVIDE_KV_HEADS,
                             replicate
                                     ? "with headPartition=replicate, tpSize %d and numKvHeads %d must divide one another"
                                             .formatted(tp, heads)
@@ -128,7 +120,7 @@ final class ContractRules {
         return Arrays.stream(s.split("[,;\\s]+")).filter(t -> !t.isEmpty()).toArray(String[]::new);
     }
 
-    private static KvReuseException refused(String slug, String title, String detail) {
-        return new KvReuseException(ProblemKind.REFUSED, slug, title, detail);
+    private static KvReuseException refused(ProblemType type, String detail) {
+        return new KvReuseException(type, detail);
     }
 }

@@ -1,8 +1,9 @@
 package io.kvreuse.domain;
 
+import io.kvreuse.error.ProblemResponse;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.Operation;
-import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import java.net.URI;
@@ -24,8 +25,6 @@ import reactor.core.publisher.Mono;
 @RequestMapping("/api/v1/domains")
 class DomainController {
 
-    private static final String PROBLEM = "application/problem+json";
-
     private final LayoutDomains domains;
 
     DomainController(LayoutDomains domains) {
@@ -35,15 +34,21 @@ class DomainController {
     /** 201 with {@code Location} the first time a contract is certified, 200 with the same id after. */
     @ApiResponse(responseCode = "201", description = "certified for the first time")
     @ApiResponse(responseCode = "200", description = "this contract was certified before: the same domain")
-    @ApiResponse(
-            responseCode = "400",
-            description = "invalid-request, malformed-request, unknown-field, duplicate-extra-key",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "422",
-            description =
-                    "parallelism-not-supported, cpu-transport-requires-tp1, mixed-transport-not-supported, transform-not-supported, head-partition-not-supported, tp-must-divide-kv-heads, domain-revoked",
-            content = @Content(mediaType = PROBLEM))
+    @ProblemResponse({
+        ProblemType.INVALID_REQUEST,
+        ProblemType.MALFORMED_REQUEST,
+        ProblemType.UNKNOWN_FIELD,
+        ProblemType.DUPLICATE_EXTRA_KEY
+    })
+    @ProblemResponse({
+        ProblemType.PARALLELISM_NOT_SUPPORTED,
+        ProblemType.CPU_TRANSPORT_REQUIRES_TP1,
+        ProblemType.MIXED_TRANSPORT_NOT_SUPPORTED,
+        ProblemType.TRANSFORM_NOT_SUPPORTED,
+        ProblemType.HEAD_PARTITION_NOT_SUPPORTED,
+        ProblemType.TP_MUST_DIVIDE_KV_HEADS,
+        ProblemType.DOMAIN_REVOKED
+    })
     @Operation(
             operationId = "certifyDomain",
             summary = "Certify a layout contract; the same contract returns the same domain (OPERATOR)")
@@ -59,7 +64,7 @@ class DomainController {
     }
 
     @ApiResponse(responseCode = "200", description = "domains matching the filters")
-    @ApiResponse(responseCode = "400", description = "invalid-parameter", content = @Content(mediaType = PROBLEM))
+    @ProblemResponse({ProblemType.INVALID_PARAMETER})
     @Operation(operationId = "listDomains", summary = "List layout domains (any role)")
     @GetMapping
     Flux<DomainResponse> list(
@@ -70,7 +75,7 @@ class DomainController {
     }
 
     @ApiResponse(responseCode = "200", description = "the domain, certified or revoked")
-    @ApiResponse(responseCode = "404", description = "domain-not-found", content = @Content(mediaType = PROBLEM))
+    @ProblemResponse({ProblemType.DOMAIN_NOT_FOUND})
     @Operation(operationId = "getDomain", summary = "Read a layout domain (any role)")
     @GetMapping("/{domainId}")
     Mono<DomainResponse> get(@PathVariable String domainId) {
@@ -79,11 +84,10 @@ class DomainController {
 
     /** Idempotent: revoking a revoked domain answers 200 with the domain as first revoked. */
     @ApiResponse(responseCode = "200", description = "the revoked domain (also when it was revoked before)")
-    @ApiResponse(
-            responseCode = "400",
-            description = "invalid-request, malformed-request: a reason is required",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(responseCode = "404", description = "domain-not-found", content = @Content(mediaType = PROBLEM))
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST},
+            note = "a reason is required")
+    @ProblemResponse({ProblemType.DOMAIN_NOT_FOUND})
     @Operation(operationId = "revokeDomain", summary = "Revoke a layout domain (OPERATOR)")
     @PostMapping("/{domainId}/revoke")
     Mono<DomainResponse> revoke(@PathVariable String domainId, @Valid @RequestBody RevokeRequest request) {

@@ -35,9 +35,9 @@ public record ItemResult<T>(
 
     public static <T> ItemResult<T> failed(KvReuseException e) {
         Map<String, Object> p = new LinkedHashMap<>();
-        p.put("type", ProblemKind.TYPE_BASE + e.slug());
+        p.put("type", e.type().uri());
         p.put("title", e.title());
-        p.put("status", e.kind().status());
+        p.put("status", e.type().status());
         p.put("detail", e.getMessage());
         p.putAll(e.properties());
         return new ItemResult<>(null, p, e);

@@ -6,21 +6,17 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A domain exception with a stable problem {@code slug} (the last segment of its RFC 9457 {@code
- * type} URI), a fixed title and machine-readable extension fields.
+ * A domain exception naming its problem in the catalogue ({@link ProblemType}: slug, title and
+ * status), with this occurrence's detail and machine-readable extension fields.
  */
 public class KvReuseException extends RuntimeException {
 
-    private final ProblemKind kind;
-    private final String slug;
-    private final String title;
+    private final ProblemType type;
     private final Map<String, Object> properties = new LinkedHashMap<>();
 
-    public KvReuseException(ProblemKind kind, String slug, String title, String detail) {
+    public KvReuseException(ProblemType type, String detail) {
         super(detail);
-        this.kind = kind;
-        this.slug = slug;
-        this.title = title;
+        this.type = type;
     }
 
     /** Adds an extension field for machines (e.g. {@code currentEpoch}); returns this. */
@@ -31,16 +27,16 @@ public class KvReuseException extends RuntimeException {
         return this;
     }
 
-    public ProblemKind kind() {
-        return kind;
+    public ProblemType type() {
+        return type;
     }
 
     public String slug() {
-        return slug;
+        return type.slug();
     }
 
     public String title() {
-        return title;
+        return type.title();
     }
 
     public Map<String, Object> properties() {

@@ -1,6 +1,7 @@
 package io.kvreuse.hash;
 
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 
 /**
  * Parses and formats u64 sequence hashes. In Java (and in PostgreSQL's BIGINT) the same 64 bits
@@ -50,8 +51,7 @@ public final class SeqHash {
 
     private static InvalidRequestException invalid(String field) {
         return new InvalidRequestException(
-                "invalid-hash",
-                "Invalid sequence hash",
+                ProblemType.INVALID_HASH,
                 field + " must be an unsigned 64-bit integer as a decimal string or 0x-prefixed hex");
     }
 }

@@ -1,9 +1,10 @@
 package io.kvreuse.incarnation;
 
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemResponse;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.Operation;
-import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
@@ -33,7 +34,6 @@ import reactor.core.publisher.Mono;
 class IncarnationController {
 
     static final String EPOCH_HEADER = "X-Fencing-Epoch";
-    private static final String PROBLEM = "application/problem+json";
 
     private final IncarnationRegistrar registrar;
     private final Incarnations incarnations;
@@ -49,23 +49,26 @@ class IncarnationController {
      * created in the same transaction and its id answered.
      */
     @ApiResponse(responseCode = "201", description = "registered (or the replayed answer of an Idempotency-Key)")
-    @ApiResponse(
-            responseCode = "400",
-            description = "invalid-request, malformed-request, duplicate-gpu, invalid-idempotency-key",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "403",
-            description = "host-out-of-scope: the ENGINE token is scoped to another host",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "409",
-            description = "stable-name-held, gpu-ordinal-in-use, incarnation-id-reused",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "422",
-            description = "unknown-domain, domain-revoked, rank-layout-mismatch, idempotency-key-reused; with a"
-                    + " bank, the bank endpoint's problems (not-a-decode-incarnation, bytes-per-block-mismatch)",
-            content = @Content(mediaType = PROBLEM))
+    @ProblemResponse({
+        ProblemType.INVALID_REQUEST,
+        ProblemType.MALFORMED_REQUEST,
+        ProblemType.DUPLICATE_GPU,
+        ProblemType.INVALID_IDEMPOTENCY_KEY
+    })
+    @ProblemResponse(
+            value = {ProblemType.HOST_OUT_OF_SCOPE},
+            note = "the ENGINE token is scoped to another host")
+    @ProblemResponse({ProblemType.STABLE_NAME_HELD, ProblemType.GPU_ORDINAL_IN_USE, ProblemType.INCARNATION_ID_REUSED})
+    @ProblemResponse(
+            value = {
+                ProblemType.UNKNOWN_DOMAIN,
+                ProblemType.DOMAIN_REVOKED,
+                ProblemType.RANK_LAYOUT_MISMATCH,
+                ProblemType.IDEMPOTENCY_KEY_REUSED,
+                ProblemType.NOT_A_DECODE_INCARNATION,
+                ProblemType.BYTES_PER_BLOCK_MISMATCH
+            },
+            note = "the last two only with a bank, as the bank endpoint answers them")
     @Operation(operationId = "registerIncarnation", summary = "Register an engine incarnation (ENGINE)")
     @PostMapping
     Mono<ResponseEntity<RegistrationReport>> register(
@@ -80,20 +83,20 @@ class IncarnationController {
     }
 
     @ApiResponse(responseCode = "200", description = "the incarnation's state and fencing epoch after the heartbeat")
-    @ApiResponse(
-            responseCode = "400",
-            description = "invalid-parameter: a malformed id or X-Fencing-Epoch; invalid-request or"
-                    + " malformed-request: a fencingEpoch below 1, not an integer, or unlike the header's",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "404",
-            description = "incarnation-not-found (also for another engine's incarnation)",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "409",
-            description = "illegal-transition, stale-epoch (an epoch other than the current one, older or"
-                    + " ahead), incarnation-lost, concurrent-change",
-            content = @Content(mediaType = PROBLEM))
+    @ProblemResponse(
+            value = {ProblemType.INVALID_PARAMETER, ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST},
+            note = "a malformed id or X-Fencing-Epoch; a fencingEpoch below 1, not an integer, or unlike the header's")
+    @ProblemResponse(
+            value = {ProblemType.INCARNATION_NOT_FOUND},
+            note = "also for another engine's incarnation")
+    @ProblemResponse(
+            value = {
+                ProblemType.ILLEGAL_TRANSITION,
+                ProblemType.STALE_EPOCH,
+                ProblemType.INCARNATION_LOST,
+                ProblemType.CONCURRENT_CHANGE
+            },
+            note = "an epoch other than the current one, older or ahead, is stale")
     @Operation(
             operationId = "heartbeatIncarnation",
             summary = "Heartbeat; the first one makes a registered incarnation READY (ENGINE)")
@@ -107,18 +110,18 @@ class IncarnationController {
     }
 
     @ApiResponse(responseCode = "200", description = "DRAINING, with the fencing epoch")
-    @ApiResponse(
-            responseCode = "400",
-            description = "invalid-parameter: a malformed id or X-Fencing-Epoch",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "404",
-            description = "incarnation-not-found (also for another engine's incarnation)",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "409",
-            description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
-            content = @Content(mediaType = PROBLEM))
+    @ProblemResponse(
+            value = {ProblemType.INVALID_PARAMETER},
+            note = "a malformed id or X-Fencing-Epoch")
+    @ProblemResponse(
+            value = {ProblemType.INCARNATION_NOT_FOUND},
+            note = "also for another engine's incarnation")
+    @ProblemResponse({
+        ProblemType.ILLEGAL_TRANSITION,
+        ProblemType.STALE_EPOCH,
+        ProblemType.INCARNATION_LOST,
+        ProblemType.CONCURRENT_CHANGE
+    })
     @Operation(operationId = "drainIncarnation", summary = "Drain: stop donating, finish what is in flight (ENGINE)")
     @PostMapping("/{id}/drain")
     Mono<StateReport> drain(
@@ -131,18 +134,18 @@ class IncarnationController {
     }
 
     @ApiResponse(responseCode = "200", description = "EXITED, with the fencing epoch")
-    @ApiResponse(
-            responseCode = "400",
-            description = "invalid-parameter: a malformed id or X-Fencing-Epoch",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "404",
-            description = "incarnation-not-found (also for another engine's incarnation)",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "409",
-            description = "illegal-transition, stale-epoch, incarnation-lost, concurrent-change",
-            content = @Content(mediaType = PROBLEM))
+    @ProblemResponse(
+            value = {ProblemType.INVALID_PARAMETER},
+            note = "a malformed id or X-Fencing-Epoch")
+    @ProblemResponse(
+            value = {ProblemType.INCARNATION_NOT_FOUND},
+            note = "also for another engine's incarnation")
+    @ProblemResponse({
+        ProblemType.ILLEGAL_TRANSITION,
+        ProblemType.STALE_EPOCH,
+        ProblemType.INCARNATION_LOST,
+        ProblemType.CONCURRENT_CHANGE
+    })
     @Operation(operationId = "exitIncarnation", summary = "Exit cleanly (ENGINE)")
     @PostMapping("/{id}/exit")
     Mono<StateReport> exit(
@@ -155,7 +158,7 @@ class IncarnationController {
     }
 
     @ApiResponse(responseCode = "200", description = "the incarnations visible to this token")
-    @ApiResponse(responseCode = "400", description = "invalid-parameter", content = @Content(mediaType = PROBLEM))
+    @ProblemResponse({ProblemType.INVALID_PARAMETER})
     @Operation(
             operationId = "listIncarnations",
             summary = "List incarnations visible to the token (ENGINE, AGENT, OPERATOR)")
@@ -168,17 +171,16 @@ class IncarnationController {
             @RequestParam(defaultValue = "500") int limit) {
         if (limit < 1 || limit > 5000) {
             return Flux.error(new InvalidRequestException(
-                    "invalid-parameter", "Invalid parameter", "parameter 'limit' must be between 1 and 5000"));
+                    ProblemType.INVALID_PARAMETER, "parameter 'limit' must be between 1 and 5000"));
         }
         return CurrentPrincipal.get().flatMapMany(p -> incarnations.list(state, role, domainId, hostId, p, limit));
     }
 
     @ApiResponse(responseCode = "200", description = "the incarnation with its ranks")
-    @ApiResponse(responseCode = "400", description = "invalid-parameter", content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "404",
-            description = "incarnation-not-found (also for another engine's incarnation)",
-            content = @Content(mediaType = PROBLEM))
+    @ProblemResponse({ProblemType.INVALID_PARAMETER})
+    @ProblemResponse(
+            value = {ProblemType.INCARNATION_NOT_FOUND},
+            note = "also for another engine's incarnation")
     @Operation(operationId = "getIncarnation", summary = "Read an incarnation (ENGINE owner, AGENT, OPERATOR)")
     @GetMapping("/{id}")
     Mono<IncarnationView> get(@PathVariable UUID id) {
@@ -192,12 +194,11 @@ class IncarnationController {
     static @Nullable Long epochOf(@Nullable Long header, @Nullable Long body) {
         if (header != null && header < 1) {
             throw new InvalidRequestException(
-                    "invalid-parameter", "Invalid parameter", EPOCH_HEADER + " must be a fencing epoch (1 or more)");
+                    ProblemType.INVALID_PARAMETER, EPOCH_HEADER + " must be a fencing epoch (1 or more)");
         }
         if (header != null && body != null && !header.equals(body)) {
             throw new InvalidRequestException(
-                    "invalid-request",
-                    "Invalid request",
+                    ProblemType.INVALID_REQUEST,
                     EPOCH_HEADER + " " + header + " and fencingEpoch " + body + " disagree");
         }
         return header != null ? header : body;

@@ -7,7 +7,7 @@ import static io.kvreuse.incarnation.IncarnationState.READY;
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.ApiPrincipal;
 import java.time.Clock;
 import java.time.Duration;
@@ -214,9 +214,7 @@ public class Incarnations {
         return Retry.backoff(MAX_RACES, Duration.ofMillis(2))
                 .filter(Race.class::isInstance)
                 .onRetryExhaustedThrow((spec, signal) -> new KvReuseException(
-                                ProblemKind.CONFLICT,
-                                "concurrent-change",
-                                "Concurrent change",
+                                ProblemType.CONCURRENT_CHANGE,
                                 "the incarnation kept changing under this request; retry")
                         .with("retryable", true));
     }

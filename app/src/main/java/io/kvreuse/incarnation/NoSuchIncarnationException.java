@@ -1,7 +1,7 @@
 package io.kvreuse.incarnation;
 
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import java.util.UUID;
 
 /**
@@ -11,11 +11,7 @@ import java.util.UUID;
 public class NoSuchIncarnationException extends KvReuseException {
 
     public NoSuchIncarnationException(UUID incarnationId) {
-        super(
-                ProblemKind.NOT_FOUND,
-                "incarnation-not-found",
-                "No such incarnation",
-                "no incarnation " + incarnationId + " visible to this token");
+        super(ProblemType.INCARNATION_NOT_FOUND, "no incarnation " + incarnationId + " visible to this token");
         with("incarnationId", incarnationId);
     }
 }

@@ -2,7 +2,7 @@ package io.kvreuse.incarnation;
 
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
@@ -13,9 +13,7 @@ final class RegistrationProblems {
 
     static KvReuseException stableNameHeld(String name, @Nullable UUID holder, @Nullable IncarnationState state) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "stable-name-held",
-                        "Stable name held",
+                        ProblemType.STABLE_NAME_HELD,
                         "stable name '" + name + "' is held by incarnation " + holder + " (" + state
                                 + "), which did not exit cleanly; an operator must clean it up, or use a new name")
                 .with("stableName", name)
@@ -25,9 +23,7 @@ final class RegistrationProblems {
 
     static KvReuseException gpuOrdinalInUse(String hostId, @Nullable Integer ordinal, @Nullable UUID holder) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "gpu-ordinal-in-use",
-                        "GPU ordinal in use",
+                        ProblemType.GPU_ORDINAL_IN_USE,
                         "GPU ordinal " + (ordinal == null ? "(one of the request's)" : ordinal) + " on host "
                                 + hostId + " belongs to a live incarnation"
                                 + (holder == null ? "" : " (" + holder + ")"))
@@ -38,9 +34,7 @@ final class RegistrationProblems {
 
     static KvReuseException hostOutOfScope(String hostId, @Nullable String scope) {
         return new KvReuseException(
-                        ProblemKind.FORBIDDEN,
-                        "host-out-of-scope",
-                        "Host outside the token's scope",
+                        ProblemType.HOST_OUT_OF_SCOPE,
                         "this ENGINE token registers incarnations on host " + scope + " only, not on " + hostId)
                 .with("hostId", hostId)
                 .with("tokenHostId", scope);
@@ -48,41 +42,33 @@ final class RegistrationProblems {
 
     static KvReuseException idReused(UUID id) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "incarnation-id-reused",
-                        "Incarnation id reused",
+                        ProblemType.INCARNATION_ID_REUSED,
                         "incarnation id " + id + " was registered before; an incarnation id is never reused")
                 .with("incarnationId", id);
     }
 
     static KvReuseException unknownDomain(String domainId) {
         return new KvReuseException(
-                        ProblemKind.REFUSED,
-                        "unknown-domain",
-                        "Unknown layout domain",
+                        ProblemType.UNKNOWN_DOMAIN,
                         "no layout domain " + domainId + " is certified; an operator certifies it first")
                 .with("domainId", domainId);
     }
 
     static KvReuseException rankLayoutMismatch(int expectedTp, String detail) {
         return new KvReuseException(
-                        ProblemKind.REFUSED,
-                        "rank-layout-mismatch",
-                        "Ranks do not match the domain",
+                        ProblemType.RANK_LAYOUT_MISMATCH,
                         "the domain has TP " + expectedTp + ", so ranks must be exactly 0.." + (expectedTp - 1) + ": "
                                 + detail)
                 .with("expectedTpSize", expectedTp);
     }
 
     static KvReuseException duplicateGpu(String what) {
-        return new InvalidRequestException("duplicate-gpu", "Duplicate GPU", "two ranks name the same GPU: " + what);
+        return new InvalidRequestException(ProblemType.DUPLICATE_GPU, "two ranks name the same GPU: " + what);
     }
 
     static KvReuseException lost(UUID id, IncarnationState state) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "incarnation-lost",
-                        "Incarnation lost",
+                        ProblemType.INCARNATION_LOST,
                         "incarnation " + id + " is " + state + "; it never comes back: register a new incarnation")
                 .with("incarnationId", id)
                 .with("currentState", state);
@@ -90,17 +76,13 @@ final class RegistrationProblems {
 
     static KvReuseException idempotencyKeyReused(String key) {
         return new KvReuseException(
-                        ProblemKind.REFUSED,
-                        "idempotency-key-reused",
-                        "Idempotency key reused",
+                        ProblemType.IDEMPOTENCY_KEY_REUSED,
                         "Idempotency-Key '" + key + "' was used with a different request body")
                 .with("idempotencyKey", key);
     }
 
     static KvReuseException invalidIdempotencyKey() {
         return new InvalidRequestException(
-                "invalid-idempotency-key",
-                "Invalid Idempotency-Key",
-                "Idempotency-Key must be 1 to 200 visible ASCII characters");
+                ProblemType.INVALID_IDEMPOTENCY_KEY, "Idempotency-Key must be 1 to 200 visible ASCII characters");
     }
 }

@@ -1,7 +1,7 @@
 package io.kvreuse.incarnation;
 
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import java.util.UUID;
 
 /**
@@ -12,9 +12,7 @@ public class StaleEpochException extends KvReuseException {
 
     public StaleEpochException(UUID id, long presented, long current, IncarnationState state) {
         super(
-                ProblemKind.CONFLICT,
-                "stale-epoch",
-                "Stale fencing epoch",
+                ProblemType.STALE_EPOCH,
                 "incarnation " + id + " is at epoch " + current + ", the report carried " + presented);
         with("incarnationId", id);
         with("presentedEpoch", presented);

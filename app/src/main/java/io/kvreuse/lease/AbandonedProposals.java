@@ -1,6 +1,5 @@
 package io.kvreuse.lease;
 
-import io.kvreuse.selection.ProposalAbandoned;
 import java.util.UUID;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

@@ -1,5 +1,7 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.audit.AuditTrail;
+import io.kvreuse.bank.BlockPins;
 import io.r2dbc.postgresql.codec.Json;
 import java.time.Instant;
 import java.util.Collection;
@@ -21,9 +23,13 @@ import reactor.core.publisher.Mono;
 class BatchStore {
 
     private final DatabaseClient db;
+    private final BlockPins bankPins;
+    private final AuditTrail trail;
 
-    BatchStore(DatabaseClient db) {
+    BatchStore(DatabaseClient db, BlockPins bankPins, AuditTrail trail) {
         this.db = db;
+        this.bankPins = bankPins;
+        this.trail = trail;
     }
 
     static String[] ids(Collection<UUID> ids) {
@@ -119,73 +125,25 @@ class BatchStore {
     /** One wanted block of a pin: item number, bank, rank, hash and the slot it must be at. */
     record WantedBlock(int item, UUID bank, int rank, long hash, int slot) {}
 
-    /**
-     * Locks the bank blocks that match (bank, rank, hash, slot) and counts the matches per item: an
-     * item whose count equals its number of blocks finds every block where the lease expects it.
-     */
+    /** Locks the matching bank blocks and counts the matches per item ({@link BlockPins#lock}). */
     Mono<Map<Integer, Long>> lockBlocks(List<WantedBlock> wanted) {
-        if (wanted.isEmpty()) {
-            return Mono.just(Map.of());
-        }
-        return db.sql("""
-                        SELECT hit.item, count(*) AS n FROM (
-                            SELECT w.item FROM unnest(CAST(:item AS INTEGER[]), CAST(:bank AS UUID[]), CAST(:rank AS INTEGER[]),
-                                                      CAST(:h AS BIGINT[]), CAST(:s AS INTEGER[])) AS w(item, bank, rank, h, s)
-                            JOIN bank_block b ON b.bank_id = w.bank AND b.rank = w.rank AND b.seq_hash = w.h AND b.slot = w.s
-                            WHERE b.bank_id = ANY(CAST(:bank AS UUID[])) AND b.seq_hash = ANY(CAST(:h AS BIGINT[]))
-                            FOR UPDATE OF b) AS hit
-                        GROUP BY hit.item
-                        """)
-                .bind("item", wanted.stream().map(WantedBlock::item).toArray(Integer[]::new))
-                .bind("bank", wanted.stream().map(w -> w.bank().toString()).toArray(String[]::new))
-                .bind("rank", wanted.stream().map(WantedBlock::rank).toArray(Integer[]::new))
-                .bind("h", wanted.stream().map(WantedBlock::hash).toArray(Long[]::new))
-                .bind("s", wanted.stream().map(WantedBlock::slot).toArray(Integer[]::new))
-                .map((r, m) -> Map.entry(r.get("item", Integer.class), r.get("n", Long.class)))
-                .all()
-                .collectMap(Map.Entry::getKey, Map.Entry::getValue);
+        return bankPins.lock(bankBlocks(wanted));
     }
 
-    /** Adds one pin per listed block (a block listed n times gains n pins). */
+    /** Adds one pin per listed block ({@link BlockPins#pin}). */
     Mono<Long> pinBlocks(List<WantedBlock> blocks) {
-        if (blocks.isEmpty()) {
-            return Mono.just(0L);
-        }
-        return db.sql("""
-                        UPDATE bank_block b SET pin_count = b.pin_count + t.n
-                        FROM (SELECT bank, rank, h, s, count(*) AS n
-                              FROM unnest(CAST(:bank AS UUID[]), CAST(:rank AS INTEGER[]), CAST(:h AS BIGINT[]),
-                                          CAST(:s AS INTEGER[])) AS w(bank, rank, h, s)
-                              GROUP BY bank, rank, h, s) AS t
-                        WHERE b.bank_id = t.bank AND b.rank = t.rank AND b.seq_hash = t.h AND b.slot = t.s
-                          AND b.bank_id = ANY(CAST(:bank AS UUID[])) AND b.seq_hash = ANY(CAST(:h AS BIGINT[]))
-                        """)
-                .bind("bank", blocks.stream().map(w -> w.bank().toString()).toArray(String[]::new))
-                .bind("rank", blocks.stream().map(WantedBlock::rank).toArray(Integer[]::new))
-                .bind("h", blocks.stream().map(WantedBlock::hash).toArray(Long[]::new))
-                .bind("s", blocks.stream().map(WantedBlock::slot).toArray(Integer[]::new))
-                .fetch()
-                .rowsUpdated();
+        return bankPins.pin(bankBlocks(blocks));
     }
 
-    /** Drops one pin per listed block still in its bank (a reset may have removed it since). */
+    /** Drops one pin per listed block still in its bank ({@link BlockPins#unpin}). */
     Mono<Long> unpinBlocks(List<WantedBlock> blocks) {
-        if (blocks.isEmpty()) {
-            return Mono.just(0L);
-        }
-        return db.sql("""
-                        UPDATE bank_block b SET pin_count = GREATEST(b.pin_count - t.n, 0)
-                        FROM (SELECT bank, rank, h, count(*) AS n
-                              FROM unnest(CAST(:bank AS UUID[]), CAST(:rank AS INTEGER[]), CAST(:h AS BIGINT[])) AS w(bank, rank, h)
-                              GROUP BY bank, rank, h) AS t
-                        WHERE b.bank_id = t.bank AND b.rank = t.rank AND b.seq_hash = t.h AND b.pin_count > 0
-                          AND b.bank_id = ANY(CAST(:bank AS UUID[])) AND b.seq_hash = ANY(CAST(:h AS BIGINT[]))
-                        """)
-                .bind("bank", blocks.stream().map(w -> w.bank().toString()).toArray(String[]::new))
-                .bind("rank", blocks.stream().map(WantedBlock::rank).toArray(Integer[]::new))
-                .bind("h", blocks.stream().map(WantedBlock::hash).toArray(Long[]::new))
-                .fetch()
-                .rowsUpdated();
+        return bankPins.unpin(bankBlocks(blocks));
+    }
+
+    private static List<BlockPins.Block> bankBlocks(List<WantedBlock> blocks) {
+        return blocks.stream()
+                .map(w -> new BlockPins.Block(w.item(), w.bank(), w.rank(), w.hash(), w.slot()))
+                .toList();
     }
 
     /** A lease's final row after the batch's moves, written if it is still at the version read. */
@@ -233,27 +191,20 @@ class BatchStore {
             @Nullable String reason,
             String detailJson) {}
 
+    /** The rows in one statement, in order ({@link AuditTrail#recordAll}). */
     Mono<Void> audit(List<Audit> rows) {
-        if (rows.isEmpty()) {
-            return Mono.empty();
-        }
-        return db.sql("""
-                        INSERT INTO audit_event (actor, subject_type, subject_id, action, from_state, to_state, epoch, reason, detail)
-                        SELECT a.actor, 'lease', a.subject, a.action, a.f, a.t, a.e, a.r, CAST(a.d AS JSONB)
-                        FROM unnest(CAST(:actor AS TEXT[]), CAST(:subject AS TEXT[]), CAST(:action AS TEXT[]), CAST(:f AS TEXT[]),
-                                    CAST(:t AS TEXT[]), CAST(:e AS BIGINT[]), CAST(:r AS TEXT[]), CAST(:d AS TEXT[]))
-                             WITH ORDINALITY AS a(actor, subject, action, f, t, e, r, d, n)
-                        ORDER BY a.n
-                        """)
-                .bind("actor", rows.stream().map(Audit::actor).toArray(String[]::new))
-                .bind("subject", rows.stream().map(a -> a.leaseId().toString()).toArray(String[]::new))
-                .bind("action", rows.stream().map(Audit::action).toArray(String[]::new))
-                .bind("f", rows.stream().map(Audit::from).toArray(String[]::new))
-                .bind("t", rows.stream().map(Audit::to).toArray(String[]::new))
-                .bind("e", rows.stream().map(Audit::epoch).toArray(Long[]::new))
-                .bind("r", rows.stream().map(Audit::reason).toArray(String[]::new))
-                .bind("d", rows.stream().map(Audit::detailJson).toArray(String[]::new))
-                .then();
+        return trail.recordAll(rows.stream()
+                .map(a -> new AuditTrail.Row(
+                        a.actor(),
+                        "lease",
+                        a.leaseId().toString(),
+                        a.action(),
+                        a.from(),
+                        a.to(),
+                        a.epoch(),
+                        a.reason(),
+                        a.detailJson()))
+                .toList());
     }
 
     record NewPin(UUID leaseId, int rank, UUID bankId, String runsJson, int blocks) {}

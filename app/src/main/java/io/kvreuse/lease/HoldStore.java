@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.bank.BlockPins;
 import io.r2dbc.postgresql.codec.Json;
 import java.time.Instant;
 import java.util.UUID;
@@ -9,7 +10,8 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * SQL of what a lease holds: source pins (counted on the donor's {@code bank_block} rows) and
+ * SQL of what a lease holds: source pins (counted on the donor's {@code bank_block} rows by the
+ * bank's {@link BlockPins}) and
  * destination allocations (slot runs under an exclusion constraint). Every release is a conditional
  * state change of the pin or allocation row, so it happens exactly once.
  */
@@ -17,9 +19,11 @@ import reactor.core.publisher.Mono;
 class HoldStore {
 
     private final DatabaseClient db;
+    private final BlockPins bankPins;
 
-    HoldStore(DatabaseClient db) {
+    HoldStore(DatabaseClient db, BlockPins bankPins) {
         this.db = db;
+        this.bankPins = bankPins;
     }
 
     /** One rank's source pin. */
@@ -48,53 +52,14 @@ class HoldStore {
                 .all();
     }
 
-    /**
-     * Pins the fetched blocks on one rank if, and only if, the bank holds every one of them at the
-     * expected slot: the matching rows are locked, counted, and only then incremented.
-     */
+    /** Pins the fetched blocks on one rank if the bank holds every one at its slot ({@link BlockPins#pinAll}). */
     Mono<Boolean> pinBlocks(UUID bankId, int rank, long[] hashes, int[] slots) {
-        Long[] h = box(hashes);
-        Integer[] s = box(slots);
-        return db.sql("""
-                        SELECT count(*) AS n FROM (
-                            SELECT 1 FROM bank_block b
-                            JOIN unnest(CAST(:h AS BIGINT[]), CAST(:s AS INTEGER[])) AS t(h, s) ON b.seq_hash = t.h AND b.slot = t.s
-                            WHERE b.bank_id = :bank AND b.rank = :rank
-                            FOR UPDATE OF b) AS hit
-                        """)
-                .bind("h", h)
-                .bind("s", s)
-                .bind("bank", bankId)
-                .bind("rank", rank)
-                .map((r, m) -> r.get("n", Long.class))
-                .one()
-                .flatMap(n -> n != hashes.length
-                        ? Mono.just(false)
-                        : db.sql("""
-                                        UPDATE bank_block b SET pin_count = b.pin_count + 1
-                                        FROM unnest(CAST(:h AS BIGINT[]), CAST(:s AS INTEGER[])) AS t(h, s)
-                                        WHERE b.bank_id = :bank AND b.rank = :rank AND b.seq_hash = t.h AND b.slot = t.s
-                                        """)
-                                .bind("h", h)
-                                .bind("s", s)
-                                .bind("bank", bankId)
-                                .bind("rank", rank)
-                                .fetch()
-                                .rowsUpdated()
-                                .map(u -> u == hashes.length));
+        return bankPins.pinAll(bankId, rank, hashes, slots);
     }
 
-    /** Drops one pin from each block still in the bank (a reset may have removed them since). */
+    /** Drops one pin from each block still in the bank ({@link BlockPins#unpinAll}). */
     Mono<Long> unpinBlocks(UUID bankId, int rank, long[] hashes) {
-        return db.sql("""
-                        UPDATE bank_block SET pin_count = pin_count - 1
-                        WHERE bank_id = :bank AND rank = :rank AND seq_hash = ANY(:h) AND pin_count > 0
-                        """)
-                .bind("bank", bankId)
-                .bind("rank", rank)
-                .bind("h", box(hashes))
-                .fetch()
-                .rowsUpdated();
+        return bankPins.unpinAll(bankId, rank, hashes);
     }
 
     Mono<Void> insertPin(UUID leaseId, int rank, UUID bankId, int[][] runs, int blocks, String state, Instant now) {

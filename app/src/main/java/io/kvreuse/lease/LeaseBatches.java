@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.domain.TransferCalibration;
 import io.kvreuse.region.DestinationRegions;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -38,7 +39,7 @@ class LeaseBatches {
     private final BatchStore store;
     private final OrderWriter orders;
     private final LeaseStore leases;
-    private final Calibration calibration;
+    private final TransferCalibration calibration;
     private final LeaseMetrics metrics;
     private final Clock clock;
     private final DestinationRegions regions;
@@ -47,7 +48,7 @@ class LeaseBatches {
             BatchStore store,
             OrderWriter orders,
             LeaseStore leases,
-            Calibration calibration,
+            TransferCalibration calibration,
             LeaseMetrics metrics,
             Clock clock,
             DestinationRegions regions) {

@@ -1,6 +1,7 @@
 package io.kvreuse.lease;
 
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.Valid;
@@ -46,7 +47,7 @@ class LeaseController {
             @RequestParam(defaultValue = "200") int limit) {
         if (limit < 1 || limit > 2000) {
             return Flux.error(new InvalidRequestException(
-                    "invalid-parameter", "Invalid parameter", "parameter 'limit' must be between 1 and 2000"));
+                    ProblemType.INVALID_PARAMETER, "parameter 'limit' must be between 1 and 2000"));
         }
         return CurrentPrincipal.get().flatMapMany(p -> leases.list(state, incarnationId, p, limit));
     }

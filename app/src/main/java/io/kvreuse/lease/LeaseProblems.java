@@ -1,7 +1,7 @@
 package io.kvreuse.lease;
 
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.Role;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
@@ -12,32 +12,23 @@ final class LeaseProblems {
     private LeaseProblems() {}
 
     static KvReuseException noSuchLease(UUID id) {
-        return new KvReuseException(ProblemKind.NOT_FOUND, "no-such-lease", "No such lease", "no lease " + id)
-                .with("leaseId", id);
+        return new KvReuseException(ProblemType.NO_SUCH_LEASE, "no lease " + id).with("leaseId", id);
     }
 
     /** The caller takes part in the lease, but not on the side it reports for. */
     static KvReuseException notAParty(UUID id, @Nullable Role role) {
-        return new KvReuseException(
-                        ProblemKind.FORBIDDEN,
-                        "not-lease-party",
-                        "Not a party to the lease",
-                        "this caller may not report on lease " + id)
+        return new KvReuseException(ProblemType.NOT_LEASE_PARTY, "this caller may not report on lease " + id)
                 .with("role", role);
     }
 
     static KvReuseException noSuchCommand(UUID id) {
-        return new KvReuseException(
-                        ProblemKind.NOT_FOUND, "no-such-command", "No such command", "no command " + id + " here")
-                .with("commandId", id);
+        return new KvReuseException(ProblemType.NO_SUCH_COMMAND, "no command " + id + " here").with("commandId", id);
     }
 
     /** The lease is not in a state that accepts this report. */
     static KvReuseException wrongState(UUID id, LeaseState state, String report) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "lease-state-conflict",
-                        "Lease is not in a state for this report",
+                        ProblemType.LEASE_STATE_CONFLICT,
                         "lease " + id + " is " + state + "; " + report + " is not accepted now")
                 .with("leaseId", id)
                 .with("currentState", state);
@@ -46,9 +37,7 @@ final class LeaseProblems {
     /** The lease was made under an epoch that is no longer current: it can only run out. */
     static KvReuseException leaseFenced(UUID id, String side, long leaseEpoch, long currentEpoch) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "lease-fenced",
-                        "Lease fenced",
+                        ProblemType.LEASE_FENCED,
                         "lease " + id + " was made at " + side + " epoch " + leaseEpoch + "; it is now " + currentEpoch)
                 .with("leaseId", id)
                 .with("side", side)
@@ -58,9 +47,7 @@ final class LeaseProblems {
 
     static KvReuseException staleEpoch(String subject, long presented, long current) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "stale-epoch",
-                        "Stale fencing epoch",
+                        ProblemType.STALE_EPOCH,
                         subject + " is at epoch " + current + ", the report carried " + presented)
                 .with("presentedEpoch", presented)
                 .with("currentEpoch", current);
@@ -68,27 +55,22 @@ final class LeaseProblems {
 
     static KvReuseException destinationOverlap(UUID id) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "destination-overlap",
-                        "Destination slots already allocated",
+                        ProblemType.DESTINATION_OVERLAP,
                         "a destination run of lease " + id + " overlaps slots another lease holds on that rank")
                 .with("leaseId", id);
     }
 
     static KvReuseException destinationDiffers(UUID id) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "destination-exists",
-                        "Destination already reported",
-                        "lease " + id + " already has a different destination")
+                        ProblemType.DESTINATION_EXISTS, "lease " + id + " already has a different destination")
                 .with("leaseId", id);
     }
 
-    static KvReuseException refused(String slug, String title, String detail) {
-        return new KvReuseException(ProblemKind.REFUSED, slug, title, detail);
+    static KvReuseException refused(ProblemType type, String detail) {
+        return new KvReuseException(type, detail);
     }
 
     static KvReuseException invalid(String detail) {
-        return new KvReuseException(ProblemKind.INVALID, "invalid-request", "Invalid request", detail);
+        return new KvReuseException(ProblemType.INVALID_REQUEST, detail);
     }
 }

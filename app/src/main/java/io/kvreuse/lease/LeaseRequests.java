@@ -18,7 +18,9 @@ final class LeaseRequests {
     /** The target's destination allocation: per rank, its region and slot runs {@code [[start, count], …]}. */
     @Schema(description = "The target's destination allocation for one lease")
     record DestinationRequest(
-            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @Schema(
+                    description =
+                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
             @NotNull
             @Min(1)
             Long fencingEpoch,
@@ -44,7 +46,9 @@ final class LeaseRequests {
 
     @Schema(description = "The target verified the delivered blocks and uses them")
     record CommitRequest(
-            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @Schema(
+                    description =
+                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
             @NotNull
             @Min(1)
             Long fencingEpoch,
@@ -87,7 +91,9 @@ final class LeaseRequests {
             @Schema(description = "true when the engine did what the command asked") @NotNull
             Boolean ok,
 
-            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @Schema(
+                    description =
+                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
             @NotNull
             @Min(1)
             Long fencingEpoch,
@@ -98,7 +104,9 @@ final class LeaseRequests {
     /** Acknowledgements of many commands of one incarnation, at its current epoch. */
     @Schema(description = "Acknowledgements of many commands of one incarnation")
     record AcksRequest(
-            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @Schema(
+                    description =
+                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
             @NotNull
             @Min(1)
             Long fencingEpoch,
@@ -120,7 +128,9 @@ final class LeaseRequests {
     /** Destination allocations of many leases of one target incarnation. */
     @Schema(description = "Destination allocations of many leases of one target")
     record DestinationsRequest(
-            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @Schema(
+                    description =
+                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
             @NotNull
             @Min(1)
             Long fencingEpoch,
@@ -138,7 +148,9 @@ final class LeaseRequests {
     /** Commits of many leases of one target incarnation. */
     @Schema(description = "Commits of many leases of one target")
     record CommitsRequest(
-            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @Schema(
+                    description =
+                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
             @NotNull
             @Min(1)
             Long fencingEpoch,

@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.domain.TransferCalibration;
 import io.kvreuse.lease.LeaseAggregate.CommandState;
 import io.kvreuse.lease.LeaseAggregate.OrderState;
 import java.time.Instant;
@@ -26,10 +27,15 @@ class LeaseWriter {
     private final BatchStore store;
     private final OrderWriter orders;
     private final LeaseMetrics metrics;
-    private final Calibration calibration;
+    private final TransferCalibration calibration;
     private final JsonMapper json;
 
-    LeaseWriter(BatchStore store, OrderWriter orders, LeaseMetrics metrics, Calibration calibration, JsonMapper json) {
+    LeaseWriter(
+            BatchStore store,
+            OrderWriter orders,
+            LeaseMetrics metrics,
+            TransferCalibration calibration,
+            JsonMapper json) {
         this.store = store;
         this.orders = orders;
         this.metrics = metrics;

@@ -1,5 +1,7 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.store.PgNotifications;
 import java.time.Duration;
 import java.util.List;
@@ -61,8 +63,7 @@ public class LongPoll {
             return Duration.ZERO;
         }
         if (waitMs < 0) {
-            throw new io.kvreuse.error.InvalidRequestException(
-                    "invalid-parameter", "Invalid parameter", "parameter 'waitMs' must be >= 0");
+            throw new InvalidRequestException(ProblemType.INVALID_PARAMETER, "parameter 'waitMs' must be >= 0");
         }
         return Duration.ofMillis(Math.min(waitMs, MAX_WAIT.toMillis()));
     }

@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.domain.TransferCalibration;
 import java.util.List;
 import java.util.Set;
 import reactor.core.publisher.Mono;
@@ -21,7 +22,7 @@ class TransferOutcomes {
     private final OrderWriter orders;
     private final CommandStore commands;
     private final LeaseStore leases;
-    private final Calibration calibration;
+    private final TransferCalibration calibration;
     private final LeaseMetrics metrics;
 
     TransferOutcomes(
@@ -29,7 +30,7 @@ class TransferOutcomes {
             OrderWriter orders,
             CommandStore commands,
             LeaseStore leases,
-            Calibration calibration,
+            TransferCalibration calibration,
             LeaseMetrics metrics) {
         this.ledger = ledger;
         this.orders = orders;

@@ -1,7 +1,7 @@
 package io.kvreuse.lease;
 
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.lease.LeaseAggregate.CommandType;
 import io.kvreuse.lease.LeaseAggregate.Order;
 import io.kvreuse.lease.LeaseAggregate.OrderState;
@@ -139,18 +139,12 @@ final class TransferRules {
     }
 
     private static KvReuseException noSuchPart(LeaseReport.Part p) {
-        return new KvReuseException(
-                ProblemKind.NOT_FOUND,
-                "no-such-part",
-                "No such order part",
-                "order " + p.orderId() + " has no rank " + p.rank());
+        return new KvReuseException(ProblemType.NO_SUCH_PART, "order " + p.orderId() + " has no rank " + p.rank());
     }
 
     private static KvReuseException partFinal(LeaseReport.Part p, PartState current) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "part-final",
-                        "Part already final",
+                        ProblemType.PART_FINAL,
                         "rank " + p.rank() + " of order " + p.orderId() + " is already " + current)
                 .with("currentState", current.name());
     }

@@ -1,4 +1,4 @@
-/** Leases end to end: the lease state machine, the engine command channel, deadlines and calibration. */
+/** Leases end to end: the lease state machine, the engine command channel, PROPOSED leases and deadlines. */
 @NullMarked
 package io.kvreuse.lease;
 

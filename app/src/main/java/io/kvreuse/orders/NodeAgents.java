@@ -3,7 +3,7 @@ package io.kvreuse.orders;
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.ApiPrincipal;
 import io.r2dbc.postgresql.codec.Json;
 import java.security.MessageDigest;
@@ -166,11 +166,8 @@ public class NodeAgents {
             return Mono.error(wrongHost(hostId, p));
         }
         return owner(hostId, false)
-                .switchIfEmpty(Mono.error(() -> new KvReuseException(
-                        ProblemKind.NOT_FOUND,
-                        "no-such-agent",
-                        "No such agent",
-                        "no agent registered for host " + hostId)))
+                .switchIfEmpty(Mono.error(() ->
+                        new KvReuseException(ProblemType.NO_SUCH_AGENT, "no agent registered for host " + hostId)))
                 .map(o -> {
                     if (!p.isOperator() && !o.getKey().equals(p.subject())) {
                         throw notOwner(hostId);
@@ -250,9 +247,7 @@ public class NodeAgents {
 
     static KvReuseException wrongHost(String hostId, ApiPrincipal p) {
         return new KvReuseException(
-                        ProblemKind.FORBIDDEN,
-                        "token-host-mismatch",
-                        "Token bound to another host",
+                        ProblemType.TOKEN_HOST_MISMATCH,
                         "this AGENT token acts for host " + p.hostId() + " only, not for " + hostId)
                 .with("hostId", hostId)
                 .with("tokenHostId", p.hostId());
@@ -260,18 +255,13 @@ public class NodeAgents {
 
     static KvReuseException notOwner(String hostId) {
         return new KvReuseException(
-                        ProblemKind.FORBIDDEN,
-                        "not-host-owner",
-                        "Host owned by another agent",
-                        "host " + hostId + " is registered to another agent token subject")
+                        ProblemType.NOT_HOST_OWNER, "host " + hostId + " is registered to another agent token subject")
                 .with("hostId", hostId);
     }
 
     static KvReuseException staleEpoch(String hostId, long presented, long current) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "stale-epoch",
-                        "Stale fencing epoch",
+                        ProblemType.STALE_EPOCH,
                         "agent of host " + hostId + " is at epoch " + current + ", the report carried " + presented)
                 .with("hostId", hostId)
                 .with("presentedEpoch", presented)
@@ -279,6 +269,6 @@ public class NodeAgents {
     }
 
     static KvReuseException invalid(String detail) {
-        return new KvReuseException(ProblemKind.INVALID, "invalid-request", "Invalid request", detail);
+        return new KvReuseException(ProblemType.INVALID_REQUEST, detail);
     }
 }

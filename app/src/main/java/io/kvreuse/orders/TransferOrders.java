@@ -2,7 +2,7 @@ package io.kvreuse.orders;
 
 import io.kvreuse.error.ItemResult;
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.lease.LeaseState;
 import io.kvreuse.lease.Leases;
 import io.kvreuse.lease.LongPoll;
@@ -339,7 +339,7 @@ public class TransferOrders {
     }
 
     private static KvReuseException noSuchOrder(UUID orderId) {
-        return new KvReuseException(ProblemKind.NOT_FOUND, "no-such-order", "No such order", "no order " + orderId);
+        return new KvReuseException(ProblemType.NO_SUCH_ORDER, "no order " + orderId);
     }
 
     private Mono<Void> apply(UUID orderId, int rank, AgentRequests.PartReport req) {
@@ -348,11 +348,8 @@ public class TransferOrders {
                 .bind("r", rank)
                 .map((r, m) -> Map.entry(r.get("state", String.class), r.get("bytes", Long.class)))
                 .one()
-                .switchIfEmpty(Mono.error(() -> new KvReuseException(
-                        ProblemKind.NOT_FOUND,
-                        "no-such-part",
-                        "No such order part",
-                        "order " + orderId + " has no rank " + rank)))
+                .switchIfEmpty(Mono.error(() ->
+                        new KvReuseException(ProblemType.NO_SUCH_PART, "order " + orderId + " has no rank " + rank)))
                 .flatMap(part -> {
                     String now = req.state().name();
                     if (req.bytes() > part.getValue()) {
@@ -363,9 +360,7 @@ public class TransferOrders {
                         return part.getKey().equals(now)
                                 ? Mono.empty()
                                 : Mono.error(new KvReuseException(
-                                                ProblemKind.CONFLICT,
-                                                "part-final",
-                                                "Part already final",
+                                                ProblemType.PART_FINAL,
                                                 "rank " + rank + " of order " + orderId + " is already "
                                                         + part.getKey())
                                         .with("currentState", part.getKey()));

@@ -1,8 +1,9 @@
 package io.kvreuse.region;
 
+import io.kvreuse.error.ProblemResponse;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.Operation;
-import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
 import java.util.UUID;
@@ -22,8 +23,6 @@ import reactor.core.publisher.Mono;
 @RequestMapping("/api/v1/incarnations/{id}/destination-regions")
 class DestinationRegionController {
 
-    private static final String PROBLEM = "application/problem+json";
-
     private final DestinationRegions regions;
 
     DestinationRegionController(DestinationRegions regions) {
@@ -31,20 +30,22 @@ class DestinationRegionController {
     }
 
     @ApiResponse(responseCode = "200", description = "every destination region the incarnation registered")
-    @ApiResponse(
-            responseCode = "400",
-            description = "invalid-request (e.g. a region reference outside shm:// and cuda-ipc://),"
-                    + " malformed-request, invalid-destination-region (a rank the incarnation does not have)",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "404",
-            description = "incarnation-not-found (also for another engine's incarnation)",
-            content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "409",
-            description = "stale-epoch, incarnation-not-open, destination-region-differs, region-held (another live"
-                    + " incarnation of the host registered it as a bank part or destination region)",
-            content = @Content(mediaType = PROBLEM))
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_DESTINATION_REGION
+            },
+            note = "e.g. a region reference outside shm:// and cuda-ipc://, or a rank the incarnation does not have")
+    @ProblemResponse(
+            value = {ProblemType.INCARNATION_NOT_FOUND},
+            note = "also for another engine's incarnation")
+    @ProblemResponse(
+            value = {
+                ProblemType.STALE_EPOCH,
+                ProblemType.INCARNATION_NOT_OPEN,
+                ProblemType.DESTINATION_REGION_DIFFERS,
+                ProblemType.REGION_HELD
+            },
+            note =
+                    "a region is held when another live incarnation of the host registered it as a bank part or destination region")
     @Operation(operationId = "registerDestinationRegions", summary = "Register a target's destination regions (ENGINE)")
     @PostMapping
     Mono<DestinationRegionRequests.DestinationRegionList> register(
@@ -54,11 +55,10 @@ class DestinationRegionController {
     }
 
     @ApiResponse(responseCode = "200", description = "every destination region the incarnation registered")
-    @ApiResponse(responseCode = "400", description = "invalid-parameter", content = @Content(mediaType = PROBLEM))
-    @ApiResponse(
-            responseCode = "404",
-            description = "incarnation-not-found (also for another engine's incarnation)",
-            content = @Content(mediaType = PROBLEM))
+    @ProblemResponse({ProblemType.INVALID_PARAMETER})
+    @ProblemResponse(
+            value = {ProblemType.INCARNATION_NOT_FOUND},
+            note = "also for another engine's incarnation")
     @Operation(
             operationId = "listDestinationRegions",
             summary = "List a target's destination regions (ENGINE owner, AGENT, OPERATOR)")

@@ -20,7 +20,9 @@ final class DestinationRegionRequests {
     /** Regions to register, at the incarnation's current epoch. */
     @Schema(description = "A target's destination regions, replacing those registered before")
     record DestinationRegionRegistration(
-            @Schema(description = "The reporter's current fencing epoch; any other value is a 409 stale-epoch")
+            @Schema(
+                    description =
+                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
             @NotNull
             @Min(1)
             Long fencingEpoch,

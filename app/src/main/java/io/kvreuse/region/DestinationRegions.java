@@ -3,7 +3,7 @@ package io.kvreuse.region;
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.incarnation.IncarnationState;
 import io.kvreuse.incarnation.IncarnationView;
 import io.kvreuse.incarnation.Incarnations;
@@ -99,9 +99,7 @@ public class DestinationRegions {
         }
         if (!OPEN.contains(inc.state())) {
             throw new KvReuseException(
-                            ProblemKind.CONFLICT,
-                            "incarnation-not-open",
-                            "Incarnation does not take new regions",
+                            ProblemType.INCARNATION_NOT_OPEN,
                             "incarnation " + inc.incarnationId() + " is " + inc.state()
                                     + "; destination regions are registered while REGISTERED or READY")
                     .with("currentState", inc.state());
@@ -127,9 +125,7 @@ public class DestinationRegions {
                         && e.regionRef().equals(w.regionRef())
                         && e.capacityBlocks() != w.capacityBlocks()) {
                     throw new KvReuseException(
-                                    ProblemKind.CONFLICT,
-                                    "destination-region-differs",
-                                    "Destination region registered differently",
+                                    ProblemType.DESTINATION_REGION_DIFFERS,
                                     "rank " + w.rank() + " region " + w.regionRef() + " is registered with "
                                             + e.capacityBlocks() + " blocks, not " + w.capacityBlocks())
                             .with("rank", w.rank())
@@ -141,16 +137,13 @@ public class DestinationRegions {
 
     private static KvReuseException held(String hostId, String ref) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "region-held",
-                        "Region held by another incarnation",
+                        ProblemType.REGION_HELD,
                         "region " + ref + " on host " + hostId + " is registered by another live incarnation")
                 .with("regionRef", ref);
     }
 
     private static KvReuseException invalid(String detail) {
-        return new KvReuseException(
-                ProblemKind.INVALID, "invalid-destination-region", "Invalid destination region", detail);
+        return new KvReuseException(ProblemType.INVALID_DESTINATION_REGION, detail);
     }
 
     /** One incarnation's registered destination regions, by rank and reference. */
@@ -187,11 +180,6 @@ public class DestinationRegions {
 
     /** The refusal of a destination whose region the registry does not hold (422). */
     public static KvReuseException notRegistered(UUID leaseId, String detail) {
-        return new KvReuseException(
-                        ProblemKind.REFUSED,
-                        "destination-region-not-registered",
-                        "Destination region not registered",
-                        detail)
-                .with("leaseId", leaseId);
+        return new KvReuseException(ProblemType.DESTINATION_REGION_NOT_REGISTERED, detail).with("leaseId", leaseId);
     }
 }

@@ -2,6 +2,8 @@ package io.kvreuse.security;
 
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
+import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.store.StoreFailures;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Duration;
@@ -145,13 +147,12 @@ public class ApiTokens {
 
     private static void checkHost(Role role, @Nullable String hostId) {
         if (role == Role.AGENT && hostId == null) {
-            throw new io.kvreuse.error.InvalidRequestException(
-                    "host-required", "Host required", "an AGENT token is bound to one host: name it in hostId");
+            throw new InvalidRequestException(
+                    ProblemType.HOST_REQUIRED, "an AGENT token is bound to one host: name it in hostId");
         }
         if (hostId != null && role != Role.AGENT && role != Role.ENGINE) {
-            throw new io.kvreuse.error.InvalidRequestException(
-                    "host-not-allowed",
-                    "Host not allowed for this role",
+            throw new InvalidRequestException(
+                    ProblemType.HOST_NOT_ALLOWED,
                     "only AGENT and ENGINE tokens are bound to a host; leave hostId out for " + role);
         }
     }

@@ -1,5 +1,6 @@
 package io.kvreuse.security;
 
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.web.ProblemWriter;
 import io.kvreuse.web.Problems.Problem;
 import java.util.LinkedHashMap;
@@ -8,7 +9,6 @@ import java.util.Map;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
-import org.springframework.http.HttpStatus;
 import org.springframework.security.authentication.ReactiveAuthenticationManager;
 import org.springframework.security.config.annotation.web.reactive.EnableWebFluxSecurity;
 import org.springframework.security.config.web.server.SecurityWebFiltersOrder;
@@ -37,11 +37,7 @@ class SecurityConfiguration {
             exchange.getResponse().getHeaders().set("WWW-Authenticate", "Bearer");
             return problems.write(
                     exchange,
-                    new Problem(
-                            HttpStatus.UNAUTHORIZED,
-                            "unauthorized",
-                            "Authentication required",
-                            "send a valid API token as 'Authorization: Bearer <token>'"));
+                    new Problem(ProblemType.UNAUTHORIZED, "send a valid API token as 'Authorization: Bearer <token>'"));
         };
         var entryPoint = new BrowserSignInRedirect(unauthorized);
         var bearer = new AuthenticationWebFilter(authenticationManager(tokens));
@@ -86,9 +82,7 @@ class SecurityConfiguration {
             return problems.write(
                     exchange,
                     new Problem(
-                            HttpStatus.BAD_REQUEST,
-                            "rejected-request",
-                            "Rejected request",
+                            ProblemType.REJECTED_REQUEST,
                             "the request URL contains characters or sequences that are not allowed"));
         };
     }
@@ -112,7 +106,7 @@ class SecurityConfiguration {
             if (!t.getT2().isEmpty()) {
                 extensions.put("tokenRole", t.getT2());
             }
-            return new Problem(HttpStatus.FORBIDDEN, "forbidden", "Forbidden", detail, extensions);
+            return new Problem(ProblemType.FORBIDDEN, detail, extensions);
         });
     }
 

@@ -2,9 +2,9 @@ package io.kvreuse.security;
 
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemResponse;
+import io.kvreuse.error.ProblemType;
 import io.swagger.v3.oas.annotations.Operation;
-import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.Valid;
@@ -44,11 +44,14 @@ class TokenController {
     }
 
     @ApiResponse(responseCode = "201", description = "the token, with its secret shown this once")
-    @ApiResponse(
-            responseCode = "400",
-            description = "invalid-request, malformed-request; host-required: an AGENT token without hostId;"
-                    + " host-not-allowed: a hostId on a ROUTER or OPERATOR token",
-            content = @Content(mediaType = "application/problem+json"))
+    @ProblemResponse(
+            value = {
+                ProblemType.INVALID_REQUEST,
+                ProblemType.MALFORMED_REQUEST,
+                ProblemType.HOST_REQUIRED,
+                ProblemType.HOST_NOT_ALLOWED
+            },
+            note = "a host is required on an AGENT token and not allowed on a ROUTER or OPERATOR token")
     @Operation(operationId = "mintToken", summary = "Mint an API token; the secret is shown once (OPERATOR)")
     @PostMapping
     @ResponseStatus(HttpStatus.CREATED)
@@ -69,10 +72,9 @@ class TokenController {
     @ApiResponse(
             responseCode = "200",
             description = "up to limit tokens (never their secrets); X-Next-Cursor when more follow")
-    @ApiResponse(
-            responseCode = "400",
-            description = "invalid-parameter: limit outside 1..1000 or a cursor no page returned",
-            content = @Content(mediaType = "application/problem+json"))
+    @ProblemResponse(
+            value = {ProblemType.INVALID_PARAMETER},
+            note = "limit outside 1..1000 or a cursor no page returned")
     @Operation(operationId = "listTokens", summary = "List API tokens, oldest first, paged (OPERATOR)")
     @GetMapping
     Mono<ResponseEntity<List<ApiTokens.TokenInfo>>> list(
@@ -80,7 +82,7 @@ class TokenController {
             @RequestParam(required = false) @Nullable String cursor) {
         if (limit < 1 || limit > MAX_LIMIT) {
             throw new InvalidRequestException(
-                    "invalid-parameter", "Invalid parameter", "limit must be between 1 and " + MAX_LIMIT);
+                    ProblemType.INVALID_PARAMETER, "limit must be between 1 and " + MAX_LIMIT);
         }
         TokenCursor after = cursor == null ? null : TokenCursor.decode(cursor);
         // one more than asked says whether another page follows
@@ -105,11 +107,7 @@ class TokenController {
                 .flatMap(op -> tokens.revoke(tokenId, op.actor()))
                 .flatMap(revoked -> revoked
                         ? Mono.<Void>empty()
-                        : Mono.error(new KvReuseException(
-                                ProblemKind.NOT_FOUND,
-                                "token-not-found",
-                                "No such active token",
-                                "no active token " + tokenId)));
+                        : Mono.error(new KvReuseException(ProblemType.TOKEN_NOT_FOUND, "no active token " + tokenId)));
     }
 
     @Schema(description = "Mints an API token")

@@ -1,6 +1,7 @@
 package io.kvreuse.security;
 
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -39,7 +40,7 @@ public record TokenCursor(OffsetDateTime createdAt, UUID tokenId) {
             return new TokenCursor(Instant.EPOCH.plus(micros, ChronoUnit.MICROS).atOffset(ZoneOffset.UTC), id);
         } catch (RuntimeException e) {
             throw new InvalidRequestException(
-                    "invalid-parameter", "Invalid parameter", "cursor must be one a previous page of tokens returned");
+                    ProblemType.INVALID_PARAMETER, "cursor must be one a previous page of tokens returned");
         }
     }
 }

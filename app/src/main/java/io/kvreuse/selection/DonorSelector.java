@@ -1,6 +1,7 @@
 package io.kvreuse.selection;
 
 import io.kvreuse.bank.InventoryFeed;
+import io.kvreuse.domain.CostModel;
 import io.kvreuse.index.Candidate;
 import io.kvreuse.settings.ReuseSettings;
 import io.kvreuse.settings.ReuseSettingsService;

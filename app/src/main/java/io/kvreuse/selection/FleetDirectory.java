@@ -1,5 +1,6 @@
 package io.kvreuse.selection;
 
+import io.kvreuse.domain.CostModel;
 import io.kvreuse.store.PgNotifications;
 import java.time.Duration;
 import java.util.Map;

@@ -2,12 +2,15 @@ package io.kvreuse.selection;
 
 import io.kvreuse.bank.InventoryFeed;
 import io.kvreuse.hash.SeqHash;
+import io.kvreuse.lease.LeaseProposals;
+import io.kvreuse.lease.ProposalAbandoned;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -184,6 +187,34 @@ class SelectionService {
         return domain == null ? 0 : (long) Math.max(0, blocks) * domain.blockSizeTokens();
     }
 
+    /** The plan as the lease package records it. */
+    static LeaseProposals.Proposal proposal(DonorSelector.Plan p) {
+        long[] fetched = Arrays.copyOfRange(p.chain(), p.localPrefixBlocks(), p.localPrefixBlocks() + p.fetchBlocks());
+        return new LeaseProposals.Proposal(
+                p.leaseId(),
+                p.requestId(),
+                p.domain().id(),
+                p.domain().transportClass(),
+                p.donor().id(),
+                p.donor().fencingEpoch(),
+                p.bankId(),
+                p.bankEpoch(),
+                p.target().id(),
+                p.target().fencingEpoch(),
+                p.localPrefixBlocks(),
+                fetched,
+                p.slotRuns(),
+                p.mmLineage(),
+                p.cpu() ? "kv.fetch" : "kv.fetch_gpu",
+                p.transferMs(),
+                p.recomputeMs(),
+                p.budgetBytes(),
+                p.manifestBytes(),
+                p.leaseDeadline(),
+                p.transferDeadline(),
+                p.abandonDeadline());
+    }
+
     /**
      * Writes the PROPOSED lease and answers with its hint, or NO_HINT AT_CAPACITY when the store
      * found the donor or target at its in-flight cap (another selection, of any replica, took the
@@ -193,7 +224,7 @@ class SelectionService {
      */
     private Mono<SelectionApi.Response> propose(DonorSelector.Plan plan) {
         Sinks.One<Boolean> written = Sinks.one();
-        proposals.record(plan).subscribe(written::tryEmitValue, written::tryEmitError);
+        proposals.record(proposal(plan)).subscribe(written::tryEmitValue, written::tryEmitError);
         return written.asMono()
                 .map(admitted -> {
                     storeDownUntil.set(0);

@@ -1,5 +1,7 @@
 package io.kvreuse.settings;
 
+import io.kvreuse.error.ProblemResponse;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
@@ -39,6 +41,11 @@ class ReuseSettingsController {
 
     /** The optional {@code X-Change-Reason} header is written to the audit trail. */
     @Operation(operationId = "putReuseSettings", summary = "Replace the reuse settings, audited (OPERATOR)")
+    @ProblemResponse({ProblemType.UNKNOWN_SETTING, ProblemType.INVALID_SETTINGS})
+    @ProblemResponse(
+            value = {ProblemType.SETTINGS_VERSION_CONFLICT},
+            note =
+                    "someone changed the settings since the version the document names: read them again and reapply the edit")
     @PutMapping
     @ApiResponse(
             responseCode = "200",

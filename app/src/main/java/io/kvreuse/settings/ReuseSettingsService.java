@@ -3,7 +3,7 @@ package io.kvreuse.settings;
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.store.PgNotifications;
 import io.r2dbc.postgresql.codec.Json;
 import io.r2dbc.spi.Readable;
@@ -174,9 +174,7 @@ public class ReuseSettingsService {
 
     private static KvReuseException versionConflict(long currentVersion) {
         return new KvReuseException(
-                        ProblemKind.CONFLICT,
-                        "settings-version-conflict",
-                        "Settings changed meanwhile",
+                        ProblemType.SETTINGS_VERSION_CONFLICT,
                         "the settings were changed by someone else; GET them again and reapply your edit")
                 .with("currentVersion", currentVersion);
     }

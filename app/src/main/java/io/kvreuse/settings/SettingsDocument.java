@@ -1,6 +1,7 @@
 package io.kvreuse.settings;
 
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -60,7 +61,7 @@ final class SettingsDocument {
 
     static Parsed parse(@Nullable JsonNode body) {
         if (body == null || !body.isObject()) {
-            throw invalid("invalid-settings", "the settings document must be a JSON object");
+            throw invalid(ProblemType.INVALID_SETTINGS, "the settings document must be a JSON object");
         }
         List<String> errors = new ArrayList<>();
         for (String name : body.propertyNames()) {
@@ -69,7 +70,7 @@ final class SettingsDocument {
             }
         }
         if (!errors.isEmpty()) {
-            throw invalid("unknown-setting", String.join("; ", errors));
+            throw invalid(ProblemType.UNKNOWN_SETTING, String.join("; ", errors));
         }
         Reader r = new Reader(body, errors);
         ReuseSettings s = new ReuseSettings(
@@ -91,14 +92,13 @@ final class SettingsDocument {
             errors.addAll(s.violations());
         }
         if (!errors.isEmpty()) {
-            throw invalid("invalid-settings", String.join("; ", errors));
+            throw invalid(ProblemType.INVALID_SETTINGS, String.join("; ", errors));
         }
         return new Parsed(s, version);
     }
 
-    private static InvalidRequestException invalid(String slug, String detail) {
-        return new InvalidRequestException(
-                slug, slug.equals("unknown-setting") ? "Unknown setting" : "Invalid settings", detail);
+    private static InvalidRequestException invalid(ProblemType type, String detail) {
+        return new InvalidRequestException(type, detail);
     }
 
     /** Reads typed fields, collecting every error instead of stopping at the first. */

@@ -1,5 +1,6 @@
 package io.kvreuse.web;
 
+import io.kvreuse.error.ProblemType;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.Operation;
@@ -14,6 +15,8 @@ import io.swagger.v3.oas.models.responses.ApiResponse;
 import io.swagger.v3.oas.models.responses.ApiResponses;
 import io.swagger.v3.oas.models.security.SecurityRequirement;
 import io.swagger.v3.oas.models.security.SecurityScheme;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import org.springdoc.core.customizers.OpenApiCustomizer;
 import org.springframework.context.annotation.Bean;
@@ -88,6 +91,7 @@ class OpenApiConfiguration {
         responses.forEach((code, response) -> {
             if (code.compareTo("400") >= 0) {
                 problemContent(response);
+                withAnyOperationProblems(code, response);
             }
         });
         op.setResponses(responses);
@@ -106,6 +110,19 @@ class OpenApiConfiguration {
                 media.schema(new ObjectSchema().$ref(PROBLEM_REF));
             }
         });
+    }
+
+    /** Appends the catalogue's problems of this status that any operation may answer. */
+    private static void withAnyOperationProblems(String code, ApiResponse response) {
+        String description = response.getDescription() == null ? "" : response.getDescription();
+        List<ProblemType> any = Arrays.stream(ProblemType.values())
+                .filter(t -> t.anyOperation() && String.valueOf(t.status()).equals(code))
+                .filter(t -> !description.contains(t.slug() + " ("))
+                .toList();
+        if (!any.isEmpty()) {
+            String listed = DeclaredProblemResponses.describe(any, "");
+            response.description(description.isBlank() ? listed : description + ". Any operation: " + listed);
+        }
     }
 
     private static void add(ApiResponses responses, String code, String description) {
@@ -127,11 +144,21 @@ class OpenApiConfiguration {
         schema.description(
                 "RFC 9457 problem details; extension fields (e.g. currentEpoch, expectedEventId, retryable) may follow");
         schema.properties(Map.of(
-                "type", new StringSchema().format("uri").description("stable URI per problem kind"),
-                "title", new StringSchema().description("fixed phrase per problem kind"),
-                "status", new IntegerSchema().description("the HTTP status"),
-                "detail", new StringSchema().description("this occurrence"),
-                "instance", new StringSchema().description("the request path")));
+                "type",
+                new StringSchema()
+                        .format("uri")
+                        ._enum(Arrays.stream(ProblemType.values())
+                                .map(ProblemType::uri)
+                                .toList())
+                        .description("stable URI per problem, one of the catalogue's"),
+                "title",
+                new StringSchema().description("fixed phrase per problem"),
+                "status",
+                new IntegerSchema().description("the HTTP status"),
+                "detail",
+                new StringSchema().description("this occurrence"),
+                "instance",
+                new StringSchema().description("the request path")));
         schema.additionalProperties(true);
         return schema;
     }

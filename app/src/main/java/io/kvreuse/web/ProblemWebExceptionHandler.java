@@ -1,14 +1,15 @@
 package io.kvreuse.web;
 
 import io.kvreuse.error.KvReuseException;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.web.Problems.Problem;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.codec.DecodingException;
 import org.springframework.core.io.buffer.DataBufferLimitException;
@@ -107,66 +108,44 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
             case Throwable e
             when hasCauseNamed(e, "reactor.netty.http.server.RequestTimeoutException") ->
                 new Problem(
-                        HttpStatus.REQUEST_TIMEOUT,
-                        "request-timeout",
-                        "Request timeout",
+                        ProblemType.REQUEST_TIMEOUT,
                         "the request body did not arrive within kvreuse.http.body-read-timeout");
             case WebExchangeBindException e -> Problems.invalidFields(fieldErrors(e));
             case ServerWebInputException e -> inputProblem(e);
             case UnsupportedMediaTypeStatusException e ->
-                new Problem(
-                        HttpStatus.UNSUPPORTED_MEDIA_TYPE,
-                        "unsupported-media-type",
-                        "Unsupported media type",
-                        "send application/json");
-            case NotAcceptableStatusException e ->
-                new Problem(HttpStatus.NOT_ACCEPTABLE, "not-acceptable", "Not acceptable", e.getReason());
+                new Problem(ProblemType.UNSUPPORTED_MEDIA_TYPE, "send application/json");
+            case NotAcceptableStatusException e -> new Problem(ProblemType.NOT_ACCEPTABLE, e.getReason());
             case MethodNotAllowedException e ->
                 new Problem(
-                        HttpStatus.METHOD_NOT_ALLOWED,
-                        "method-not-allowed",
-                        "Method not allowed",
+                        ProblemType.METHOD_NOT_ALLOWED,
                         e.getHttpMethod() + " is not supported here; allowed: " + e.getSupportedMethods());
             case org.springframework.web.reactive.resource.NoResourceFoundException e ->
-                new Problem(HttpStatus.NOT_FOUND, "not-found", "Not found", "no such endpoint");
+                new Problem(ProblemType.NOT_FOUND, "no such endpoint");
             // WebFlux reports a path variable that converts to null (e.g. a blank id) as a server error
             case org.springframework.web.server.ServerErrorException e
             when isPathVariable(e) ->
                 new Problem(
-                        HttpStatus.BAD_REQUEST,
-                        "invalid-parameter",
-                        "Invalid parameter",
+                        ProblemType.INVALID_PARAMETER,
                         "parameter '" + e.getMethodParameter().getParameterName() + "' is missing or malformed");
             case ResponseStatusException e -> statusProblem(e.getStatusCode(), e.getReason());
             case AccessDeniedException e ->
-                new Problem(
-                        HttpStatus.FORBIDDEN, "forbidden", "Forbidden", "this token's role does not allow the call");
+                new Problem(ProblemType.FORBIDDEN, "this token's role does not allow the call");
             case DataAccessResourceFailureException e -> storeUnavailable();
             case TransientDataAccessException e -> storeUnavailable();
             case DataIntegrityViolationException e ->
-                new Problem(
-                        HttpStatus.CONFLICT,
-                        "conflict",
-                        "Conflicting state",
-                        "the request conflicts with stored state");
+                new Problem(ProblemType.CONFLICT, "the request conflicts with stored state");
             // SQLSTATE class 22 (data exception: a value PostgreSQL cannot take, e.g. an unsupported
             // character, a number out of range) comes from request data, never from the store
             // being down; the transaction rolled back
             case Throwable e
             when sqlState(e).startsWith("22") ->
                 new Problem(
-                        HttpStatus.BAD_REQUEST,
-                        "invalid-value",
-                        "Invalid value",
+                        ProblemType.INVALID_VALUE,
                         "a value in the request cannot be stored (SQLSTATE " + sqlState(e) + ")");
             default ->
                 io.kvreuse.store.StoreFailures.isStoreFailure(ex)
                         ? storeUnavailable()
-                        : new Problem(
-                                HttpStatus.INTERNAL_SERVER_ERROR,
-                                "internal-error",
-                                "Internal error",
-                                "an unexpected error occurred; it has been logged");
+                        : new Problem(ProblemType.INTERNAL_ERROR, "an unexpected error occurred; it has been logged");
         };
     }
 
@@ -178,48 +157,25 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
 
     private static Problem inputProblem(ServerWebInputException e) {
         if (hasCause(e, DataBufferLimitException.class)) {
-            return new Problem(
-                    HttpStatus.CONTENT_TOO_LARGE,
-                    "payload-too-large",
-                    "Request body too large",
-                    "the request body exceeds the configured limit");
+            return new Problem(ProblemType.PAYLOAD_TOO_LARGE, "the request body exceeds the configured limit");
         }
         if (e.getMethodParameter() != null && !hasCause(e, DecodingException.class)) {
             String name = e.getMethodParameter().getParameterName();
-            return new Problem(
-                    HttpStatus.BAD_REQUEST,
-                    "invalid-parameter",
-                    "Invalid parameter",
-                    "parameter '" + name + "' is missing or malformed");
+            return new Problem(ProblemType.INVALID_PARAMETER, "parameter '" + name + "' is missing or malformed");
         }
-        return new Problem(
-                HttpStatus.BAD_REQUEST, "malformed-request", "Malformed request body", JsonErrors.describe(e));
+        return new Problem(ProblemType.MALFORMED_REQUEST, JsonErrors.describe(e));
     }
 
-    private static Problem statusProblem(HttpStatusCode code, String reason) {
-        HttpStatus status = HttpStatus.resolve(code.value());
-        if (status == null) {
-            status = HttpStatus.BAD_REQUEST;
-        }
-        if (status == HttpStatus.CONTENT_TOO_LARGE) {
-            return new Problem(
-                    status,
-                    "payload-too-large",
-                    "Request body too large",
-                    "the request body exceeds the configured limit");
-        }
-        String slug = status == HttpStatus.NOT_FOUND
-                ? "not-found"
-                : status.getReasonPhrase().toLowerCase(Locale.ROOT).replace(' ', '-');
-        return new Problem(status, slug, status.getReasonPhrase(), reason);
+    /** A framework's bare status: the catalogue's any-operation problem of that status. */
+    private static Problem statusProblem(HttpStatusCode code, @Nullable String reason) {
+        ProblemType type = ProblemType.forStatus(code.value());
+        return type == ProblemType.PAYLOAD_TOO_LARGE
+                ? new Problem(type, "the request body exceeds the configured limit")
+                : new Problem(type, reason);
     }
 
     static Problem storeUnavailable() {
-        return new Problem(
-                        HttpStatus.SERVICE_UNAVAILABLE,
-                        "store-unavailable",
-                        "Store unavailable",
-                        "PostgreSQL is temporarily unavailable; retry")
+        return new Problem(ProblemType.STORE_UNAVAILABLE, "PostgreSQL is temporarily unavailable; retry")
                 .with("retryable", true);
     }
 

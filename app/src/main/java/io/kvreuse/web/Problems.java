@@ -1,50 +1,48 @@
 package io.kvreuse.web;
 
 import io.kvreuse.error.KvReuseException;
-import io.kvreuse.error.ProblemKind;
-import java.net.URI;
+import io.kvreuse.error.ProblemType;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpStatus;
 
-/** The one table from problem kinds and framework errors to RFC 9457 documents. */
+/** The one table from catalogued problems and framework errors to RFC 9457 documents. */
 public final class Problems {
 
-    /** Base of every problem {@code type}; the slug is stable per problem kind. */
-    public static final String TYPE_BASE = ProblemKind.TYPE_BASE;
+    /** Base of every problem {@code type}; the slug is stable per problem. */
+    public static final String TYPE_BASE = ProblemType.TYPE_BASE;
 
     private Problems() {}
 
-    public static URI type(String slug) {
-        return URI.create(TYPE_BASE + slug);
-    }
-
-    /** The one mapping from a problem kind to its HTTP status, for JSON and HTML errors alike. */
-    public static HttpStatus status(ProblemKind kind) {
-        return HttpStatus.valueOf(kind.status());
+    /** The one mapping from a problem to its HTTP status, for JSON and HTML errors alike. */
+    public static HttpStatus status(ProblemType type) {
+        return HttpStatus.valueOf(type.status());
     }
 
     static Problem of(KvReuseException e) {
-        Problem p = new Problem(status(e.kind()), e.slug(), e.title(), e.getMessage());
+        Problem p = new Problem(e.type(), e.getMessage());
         p.extensions().putAll(e.properties());
-        if (e.kind() == ProblemKind.UNAVAILABLE) {
+        if (e.type().retryable()) {
             p.extensions().put("retryable", true);
         }
         return p;
     }
 
-    /** A problem document under construction: status, stable slug, fixed title, detail. */
-    public record Problem(
-            HttpStatus status,
-            String slug,
-            String title,
-            @Nullable String detail,
-            Map<String, Object> extensions) {
+    /** A problem document under construction: the catalogued problem, this occurrence's detail. */
+    public record Problem(ProblemType type, @Nullable String detail, Map<String, Object> extensions) {
 
-        public Problem(HttpStatus status, String slug, String title, @Nullable String detail) {
-            this(status, slug, title, detail, new LinkedHashMap<>());
+        public Problem(ProblemType type, @Nullable String detail) {
+            this(type, detail, new LinkedHashMap<>());
+        }
+
+        public HttpStatus status() {
+            return Problems.status(type);
+        }
+
+        public String slug() {
+            return type.slug();
         }
 
         Problem with(String name, Object value) {
@@ -54,9 +52,9 @@ public final class Problems {
 
         Map<String, Object> body(String instance) {
             Map<String, Object> body = new LinkedHashMap<>();
-            body.put("type", TYPE_BASE + slug);
-            body.put("title", title);
-            body.put("status", status.value());
+            body.put("type", type.uri());
+            body.put("title", type.title());
+            body.put("status", type.status());
             if (detail != null) {
                 body.put("detail", detail);
             }
@@ -74,6 +72,6 @@ public final class Problems {
                 ? "the request is invalid"
                 : errors.getFirst().field() + ": " + errors.getFirst().message()
                         + (errors.size() > 1 ? " (and " + (errors.size() - 1) + " more)" : "");
-        return new Problem(HttpStatus.BAD_REQUEST, "invalid-request", "Invalid request", detail).with("errors", errors);
+        return new Problem(ProblemType.INVALID_REQUEST, detail).with("errors", errors);
     }
 }

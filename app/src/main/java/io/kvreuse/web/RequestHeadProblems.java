@@ -1,5 +1,6 @@
 package io.kvreuse.web;
 
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.web.Problems.Problem;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
@@ -15,7 +16,6 @@ import io.netty.handler.codec.http.TooLongHttpLineException;
 import java.util.Map;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
-import org.springframework.http.HttpStatus;
 
 /**
  * Turns the bare answers Reactor Netty sends for a request head it could not decode — 414 for a
@@ -71,23 +71,14 @@ final class RequestHeadProblems extends ChannelDuplexHandler {
         Throwable cause = decoding.getCause() != null ? decoding.getCause() : decoding;
         if (cause instanceof TooLongHttpLineException) {
             return new Problem(
-                    HttpStatus.URI_TOO_LONG,
-                    "uri-too-long",
-                    "Request line too long",
-                    "the request line exceeds the server's limit; shorten the URI");
+                    ProblemType.URI_TOO_LONG, "the request line exceeds the server's limit; shorten the URI");
         }
         if (cause instanceof TooLongHttpHeaderException) {
             return new Problem(
-                    HttpStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
-                    "request-header-fields-too-large",
-                    "Request headers too large",
-                    "the request headers exceed the server's limit");
+                    ProblemType.REQUEST_HEADER_FIELDS_TOO_LARGE, "the request headers exceed the server's limit");
         }
         return new Problem(
-                HttpStatus.BAD_REQUEST,
-                "malformed-request-head",
-                "Malformed request line or headers",
-                "the request line or a header cannot be parsed as HTTP/1.1");
+                ProblemType.MALFORMED_REQUEST_HEAD, "the request line or a header cannot be parsed as HTTP/1.1");
     }
 
     private static Map<String, Object> document(Problem problem) {

@@ -95,6 +95,40 @@ class DonorSelectionIntegrationTests {
     }
 
     @Test
+    void aProposedLeaseQueuesOnePinCommandPerDonorRankAndNoneForItsTarget() {
+        var donor = s.donor(domain, 2, host, Fleet.chain(48));
+        Engine target = s.target(domain, 2, host);
+        Map<String, Object> response = s.select(target.id(), concat(donor.chain(), Fleet.chain(16)), 8);
+        UUID lease = UUID.fromString((String) response.get("leaseId"));
+        var commands = db.sql("""
+                        SELECT c.incarnation_id, c.type, c.rank, c.visible_at = '-infinity' AS at_once,
+                               c.created_at = l.created_at AS with_lease, c.deliveries, c.acked_at IS NULL AS pending
+                        FROM engine_command c JOIN lease l ON l.lease_id = c.lease_id
+                        WHERE c.lease_id = :id ORDER BY c.rank
+                        """).bind("id", lease).fetch().all().collectList().block(Duration.ofSeconds(5));
+        assertThat(commands).hasSize(2);
+        assertThat(commands).extracting(c -> c.get("rank")).containsExactly(0, 1);
+        assertThat(commands)
+                .allSatisfy(c -> assertThat(c)
+                        .containsEntry(
+                                "incarnation_id", UUID.fromString(donor.engine().id()))
+                        .containsEntry("type", "PIN")
+                        .containsEntry("at_once", true)
+                        .containsEntry("with_lease", true)
+                        .containsEntry("deliveries", 0)
+                        .containsEntry("pending", true));
+        assertThat(commands).extracting(c -> c.get("incarnation_id")).doesNotContain(UUID.fromString(target.id()));
+        var row = db.sql("""
+                        SELECT fetch_blocks, local_prefix_blocks, seq_hashes, action_type, donor_epoch, target_epoch
+                        FROM lease WHERE lease_id = :id
+                        """).bind("id", lease).fetch().one().block(Duration.ofSeconds(5));
+        assertThat(row).containsEntry("fetch_blocks", 40).containsEntry("local_prefix_blocks", 8);
+        assertThat(row.get("seq_hashes"))
+                .isEqualTo(java.util.Arrays.stream(donor.chain(), 8, 48).boxed().toArray(Long[]::new));
+        assertThat(row).containsEntry("action_type", "kv.fetch_gpu");
+    }
+
+    @Test
     void disabledReuseAnswersDisabled() {
         var donor = s.donor(domain, 2, host, Fleet.chain(16));
         Engine target = s.target(domain, 2, host);
@@ -218,6 +252,8 @@ class DonorSelectionIntegrationTests {
         Engine otherFabric = registerWithFabric("PREFILL", mnnvl, Fleet.host(), "nvl-fabric-b");
         s.awaitDirectory(sameFabric.id());
         s.awaitDirectory(otherFabric.id());
+        // the domain's own notification may land after the incarnations'
+        s.awaitDomain(mnnvl);
 
         assertNoHint(s.select(sameFabric.id(), chain, 0), NoHintReason.UNREACHABLE);
         settings.apply(doc -> doc.put("allowMnnvl", true));

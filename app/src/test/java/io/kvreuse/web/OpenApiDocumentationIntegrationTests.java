@@ -3,6 +3,7 @@ package io.kvreuse.web;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.support.IntegrationTest;
 import io.kvreuse.support.TestTokens;
 import io.swagger.v3.oas.annotations.media.Schema;
@@ -132,6 +133,43 @@ class OpenApiDocumentationIntegrationTests {
         }
         assertThat(doc.operations).hasSizeGreaterThan(40);
         assertThat(missing).isEmpty();
+    }
+
+    @Test
+    void theProblemTypesComeFromTheCatalogue() {
+        Set<String> listed = new HashSet<>();
+        doc.root.at("/components/schemas/Problem/properties/type/enum").forEach(t -> listed.add(t.asText()));
+        Set<String> catalogue = new HashSet<>();
+        for (ProblemType t : ProblemType.values()) {
+            catalogue.add(t.uri());
+        }
+        assertThat(listed).isEqualTo(catalogue);
+
+        JsonNode register = doc.root.at("/paths/~1api~1v1~1incarnations/post/responses");
+        assertThat(register.at("/409/description").asText())
+                .contains("stable-name-held (Stable name held)", "incarnation-id-reused (Incarnation id reused)")
+                .contains("Any operation: conflict (Conflicting state)")
+                .doesNotContain("unknown-domain", "stale-epoch", "invalid-request");
+        assertThat(register.at("/400/description").asText())
+                .contains("duplicate-gpu (Duplicate GPU)", "invalid-parameter (Invalid parameter)")
+                .doesNotContain("stable-name-held", "unauthorized");
+        assertThat(register.at("/422/description").asText())
+                .contains("rank-layout-mismatch (Ranks do not match the domain)")
+                .doesNotContain("domain-not-found");
+
+        JsonNode execute = doc.root.at("/paths/~1api~1v1~1cleanup~1plans~1{planId}~1execute/post/responses");
+        assertThat(execute.at("/409/description").asText())
+                .contains("cleanup-plan-executed (Plan already executed)", "cleanup-plan-stale (Plan is stale)")
+                .doesNotContain("quiescence-attestation-required");
+        assertThat(execute.at("/422/description").asText())
+                .startsWith("quiescence-attestation-required (Quiescence not proven): ");
+
+        // an operation that declares nothing of its own lists what any operation may answer
+        JsonNode leases = doc.root.at("/paths/~1api~1v1~1leases/get/responses");
+        assertThat(leases.at("/401/description").asText()).contains("unauthorized (Authentication required)");
+        assertThat(leases.at("/503/description").asText())
+                .contains("store-unavailable (Store unavailable)")
+                .doesNotContain("stale-epoch");
     }
 
     @Test

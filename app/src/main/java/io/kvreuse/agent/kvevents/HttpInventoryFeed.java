@@ -3,6 +3,7 @@ package io.kvreuse.agent.kvevents;
 import io.kvreuse.protocol.InventoryBatch;
 import io.kvreuse.protocol.KvEventSource;
 import io.kvreuse.protocol.StreamBreak;
+import io.kvreuse.protocol.WireProblem;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,8 +18,6 @@ import tools.jackson.databind.json.JsonMapper;
 
 /** {@link InventoryFeed} over the JDK HTTP client, with the host's AGENT token. */
 public final class HttpInventoryFeed implements InventoryFeed {
-
-    private static final String PROBLEM_PREFIX = "https://kvreuse.io/problems/";
 
     private final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -92,7 +91,7 @@ public final class HttpInventoryFeed implements InventoryFeed {
             String type = body.path("type").asString("");
             throw new FeedException(
                     response.statusCode(),
-                    type.startsWith(PROBLEM_PREFIX) ? type.substring(PROBLEM_PREFIX.length()) : "",
+                    WireProblem.slugOf(type),
                     call + " -> " + response.statusCode() + " "
                             + body.path("detail").asString(""));
         }

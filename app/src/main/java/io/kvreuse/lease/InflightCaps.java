@@ -1,4 +1,4 @@
-package io.kvreuse.selection;
+package io.kvreuse.lease;
 
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -15,7 +15,7 @@ import reactor.core.publisher.Mono;
  * it takes a transaction-level advisory lock per donor and per target of the group (in key order,
  * so writers never deadlock), counts the live leases of each in PostgreSQL — every replica's, since
  * the locks are PostgreSQL's — and admits the group's proposals in order, each counting the ones
- * admitted before it. The in-memory counts of {@link InflightLeases} only spare the store
+ * admitted before it. Selection's in-memory counts ({@code InflightLeases}) only spare the store
  * selections that would certainly be refused.
  */
 final class InflightCaps {

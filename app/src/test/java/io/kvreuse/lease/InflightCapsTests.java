@@ -1,4 +1,4 @@
-package io.kvreuse.selection;
+package io.kvreuse.lease;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

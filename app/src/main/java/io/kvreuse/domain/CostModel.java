@@ -1,4 +1,4 @@
-package io.kvreuse.selection;
+package io.kvreuse.domain;
 
 /**
  * Profitability model of a layout domain (DESIGN §4 step 4). Recompute time of the fetched range

@@ -1,6 +1,6 @@
-package io.kvreuse.lease;
+package io.kvreuse.domain;
 
-import io.kvreuse.selection.CostModel;
+import java.time.ZoneOffset;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
@@ -10,9 +10,11 @@ import reactor.core.publisher.Mono;
  * weighted moments of (bytes per rank, realised ms), refitted as a line {@code ms = setup + bytes /
  * bandwidth} after each sample. While sizes barely vary, the setup is kept and only the bandwidth
  * follows. The fitted values go to {@code domain_cost_model}, which every replica's selection reads.
+ * The domain package owns both tables; leases hand their delivered transfers in through {@link
+ * #sample}.
  */
 @Component
-class Calibration {
+public class TransferCalibration {
 
     /** Weight of a new sample: about the last 20 transfers dominate. */
     static final double ALPHA = 0.05;
@@ -21,7 +23,7 @@ class Calibration {
     private final java.time.Clock clock;
     private final org.springframework.transaction.reactive.TransactionalOperator tx;
 
-    Calibration(
+    TransferCalibration(
             DatabaseClient db,
             java.time.Clock clock,
             org.springframework.transaction.reactive.TransactionalOperator tx) {
@@ -70,7 +72,11 @@ class Calibration {
     private final java.util.concurrent.ConcurrentLinkedQueue<java.util.Map.Entry<String, Sample>> pending =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
 
-    Mono<Void> sample(String domainId, String transport, long bytesPerRank, double realisedMs) {
+    /**
+     * Queues one delivered transfer of the domain (bytes moved per rank, realised milliseconds) for
+     * the next {@link #flush}; samples without bytes or time are ignored. Never touches the store.
+     */
+    public Mono<Void> sample(String domainId, String transport, long bytesPerRank, double realisedMs) {
         if (bytesPerRank > 0 && realisedMs > 0) {
             pending.add(java.util.Map.entry(domainId, new Sample(transport, bytesPerRank, realisedMs)));
         }
@@ -82,12 +88,12 @@ class Calibration {
     void scheduledFlush() {
         flush().subscribe(
                         null,
-                        e -> org.apache.commons.logging.LogFactory.getLog(Calibration.class)
+                        e -> org.apache.commons.logging.LogFactory.getLog(TransferCalibration.class)
                                 .warn("calibration flush failed: " + e.getMessage()));
     }
 
     /** Applies every pending sample now. */
-    Mono<Void> flush() {
+    public Mono<Void> flush() {
         java.util.Map<String, java.util.List<Sample>> byDomain = new java.util.LinkedHashMap<>();
         for (var e = pending.poll(); e != null; e = pending.poll()) {
             byDomain.computeIfAbsent(e.getKey(), k -> new java.util.ArrayList<>())
@@ -143,7 +149,7 @@ class Calibration {
                 .bind("xx", m.xx())
                 .bind("xy", m.xy())
                 .bind("n", m.samples())
-                .bind("now", LeaseStore.at(clock.instant()))
+                .bind("now", clock.instant().atOffset(ZoneOffset.UTC))
                 .then();
     }
 
@@ -161,7 +167,7 @@ class Calibration {
                 .bind("setup", c.transferSetupMs())
                 .bind("gbps", c.transferGbytesPerS())
                 .bind("n", samples)
-                .bind("now", LeaseStore.at(clock.instant()))
+                .bind("now", clock.instant().atOffset(ZoneOffset.UTC))
                 .then();
     }
 }

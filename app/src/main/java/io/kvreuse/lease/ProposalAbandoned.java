@@ -1,4 +1,4 @@
-package io.kvreuse.selection;
+package io.kvreuse.lease;
 
 import java.util.UUID;
 

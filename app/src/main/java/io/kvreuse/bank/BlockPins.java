@@ -1,0 +1,167 @@
+package io.kvreuse.bank;
+
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.stereotype.Component;
+import reactor.core.publisher.Mono;
+
+/**
+ * The pin counts of bank blocks, for the leases that hold them: the only SQL outside inventory
+ * ingestion that changes {@code bank_block}. Every method runs inside the caller's transaction, so a
+ * lease's pins and its own rows commit together.
+ */
+@Component
+public class BlockPins {
+
+    private final DatabaseClient db;
+
+    BlockPins(DatabaseClient db) {
+        this.db = db;
+    }
+
+    /**
+     * One block a pin wants: the caller's item number (a rank's pin of one lease, say), bank, rank,
+     * hash and the slot it must be at.
+     */
+    public record Block(int item, UUID bank, int rank, long hash, int slot) {}
+
+    /**
+     * Pins the blocks on one rank if, and only if, the bank holds every one of them at the expected
+     * slot: the matching rows are locked, counted, and only then incremented.
+     */
+    public Mono<Boolean> pinAll(UUID bankId, int rank, long[] hashes, int[] slots) {
+        Long[] h = box(hashes);
+        Integer[] s = box(slots);
+        return db.sql("""
+                        SELECT count(*) AS n FROM (
+                            SELECT 1 FROM bank_block b
+                            JOIN unnest(CAST(:h AS BIGINT[]), CAST(:s AS INTEGER[])) AS t(h, s) ON b.seq_hash = t.h AND b.slot = t.s
+                            WHERE b.bank_id = :bank AND b.rank = :rank
+                            FOR UPDATE OF b) AS hit
+                        """)
+                .bind("h", h)
+                .bind("s", s)
+                .bind("bank", bankId)
+                .bind("rank", rank)
+                .map((r, m) -> r.get("n", Long.class))
+                .one()
+                .flatMap(n -> n != hashes.length
+                        ? Mono.just(false)
+                        : db.sql("""
+                                        UPDATE bank_block b SET pin_count = b.pin_count + 1
+                                        FROM unnest(CAST(:h AS BIGINT[]), CAST(:s AS INTEGER[])) AS t(h, s)
+                                        WHERE b.bank_id = :bank AND b.rank = :rank AND b.seq_hash = t.h AND b.slot = t.s
+                                        """)
+                                .bind("h", h)
+                                .bind("s", s)
+                                .bind("bank", bankId)
+                                .bind("rank", rank)
+                                .fetch()
+                                .rowsUpdated()
+                                .map(u -> u == hashes.length));
+    }
+
+    /** Drops one pin from each block of the rank still in the bank (a reset may have removed them since). */
+    public Mono<Long> unpinAll(UUID bankId, int rank, long[] hashes) {
+        return db.sql("""
+                        UPDATE bank_block SET pin_count = pin_count - 1
+                        WHERE bank_id = :bank AND rank = :rank AND seq_hash = ANY(:h) AND pin_count > 0
+                        """)
+                .bind("bank", bankId)
+                .bind("rank", rank)
+                .bind("h", box(hashes))
+                .fetch()
+                .rowsUpdated();
+    }
+
+    /**
+     * Locks the bank blocks that match (bank, rank, hash, slot) and counts the matches per item: an
+     * item whose count equals its number of blocks finds every block where its pin expects it.
+     */
+    public Mono<Map<Integer, Long>> lock(List<Block> wanted) {
+        if (wanted.isEmpty()) {
+            return Mono.just(Map.of());
+        }
+        return db.sql("""
+                        SELECT hit.item, count(*) AS n FROM (
+                            SELECT w.item FROM unnest(CAST(:item AS INTEGER[]), CAST(:bank AS UUID[]), CAST(:rank AS INTEGER[]),
+                                                      CAST(:h AS BIGINT[]), CAST(:s AS INTEGER[])) AS w(item, bank, rank, h, s)
+                            JOIN bank_block b ON b.bank_id = w.bank AND b.rank = w.rank AND b.seq_hash = w.h AND b.slot = w.s
+                            WHERE b.bank_id = ANY(CAST(:bank AS UUID[])) AND b.seq_hash = ANY(CAST(:h AS BIGINT[]))
+                            FOR UPDATE OF b) AS hit
+                        GROUP BY hit.item
+                        """)
+                .bind("item", wanted.stream().map(Block::item).toArray(Integer[]::new))
+                .bind("bank", banks(wanted))
+                .bind("rank", wanted.stream().map(Block::rank).toArray(Integer[]::new))
+                .bind("h", wanted.stream().map(Block::hash).toArray(Long[]::new))
+                .bind("s", wanted.stream().map(Block::slot).toArray(Integer[]::new))
+                .map((r, m) -> Map.entry(r.get("item", Integer.class), r.get("n", Long.class)))
+                .all()
+                .collectMap(Map.Entry::getKey, Map.Entry::getValue);
+    }
+
+    /** Adds one pin per listed block (a block listed n times gains n pins). */
+    public Mono<Long> pin(List<Block> blocks) {
+        if (blocks.isEmpty()) {
+            return Mono.just(0L);
+        }
+        return db.sql("""
+                        UPDATE bank_block b SET pin_count = b.pin_count + t.n
+                        FROM (SELECT bank, rank, h, s, count(*) AS n
+                              FROM unnest(CAST(:bank AS UUID[]), CAST(:rank AS INTEGER[]), CAST(:h AS BIGINT[]),
+                                          CAST(:s AS INTEGER[])) AS w(bank, rank, h, s)
+                              GROUP BY bank, rank, h, s) AS t
+                        WHERE b.bank_id = t.bank AND b.rank = t.rank AND b.seq_hash = t.h AND b.slot = t.s
+                          AND b.bank_id = ANY(CAST(:bank AS UUID[])) AND b.seq_hash = ANY(CAST(:h AS BIGINT[]))
+                        """)
+                .bind("bank", banks(blocks))
+                .bind("rank", blocks.stream().map(Block::rank).toArray(Integer[]::new))
+                .bind("h", blocks.stream().map(Block::hash).toArray(Long[]::new))
+                .bind("s", blocks.stream().map(Block::slot).toArray(Integer[]::new))
+                .fetch()
+                .rowsUpdated();
+    }
+
+    /** Drops one pin per listed block still in its bank, whatever its slot (a reset may have removed it since). */
+    public Mono<Long> unpin(List<Block> blocks) {
+        if (blocks.isEmpty()) {
+            return Mono.just(0L);
+        }
+        return db.sql("""
+                        UPDATE bank_block b SET pin_count = GREATEST(b.pin_count - t.n, 0)
+                        FROM (SELECT bank, rank, h, count(*) AS n
+                              FROM unnest(CAST(:bank AS UUID[]), CAST(:rank AS INTEGER[]), CAST(:h AS BIGINT[])) AS w(bank, rank, h)
+                              GROUP BY bank, rank, h) AS t
+                        WHERE b.bank_id = t.bank AND b.rank = t.rank AND b.seq_hash = t.h AND b.pin_count > 0
+                          AND b.bank_id = ANY(CAST(:bank AS UUID[])) AND b.seq_hash = ANY(CAST(:h AS BIGINT[]))
+                        """)
+                .bind("bank", banks(blocks))
+                .bind("rank", blocks.stream().map(Block::rank).toArray(Integer[]::new))
+                .bind("h", blocks.stream().map(Block::hash).toArray(Long[]::new))
+                .fetch()
+                .rowsUpdated();
+    }
+
+    private static String[] banks(List<Block> blocks) {
+        return blocks.stream().map(b -> b.bank().toString()).toArray(String[]::new);
+    }
+
+    private static Long[] box(long[] a) {
+        Long[] b = new Long[a.length];
+        for (int i = 0; i < a.length; i++) {
+            b[i] = a[i];
+        }
+        return b;
+    }
+
+    private static Integer[] box(int[] a) {
+        Integer[] b = new Integer[a.length];
+        for (int i = 0; i < a.length; i++) {
+            b[i] = a[i];
+        }
+        return b;
+    }
+}
