@@ -18,8 +18,9 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Writes the decisions of a batch with one set-based statement per kind of change, whatever the
  * batch's size (a single report is a batch of one), and counts their metric events once the
- * transaction committed ({@link #published}). Each lease row is written at its final state,
- * conditional on the version its aggregate was read at.
+ * transaction committed ({@link #published}). A row that several decisions of the batch change is
+ * written once, from its state as read to its last: each lease row at its final state, conditional
+ * on the version its aggregate was read at.
  */
 @Component
 class LeaseWriter {
@@ -45,20 +46,20 @@ class LeaseWriter {
 
     /** The batch's changes grouped by kind, in the shape of the set-based statements. */
     private static final class Rows {
-        final List<BatchStore.Moved> moved = new ArrayList<>();
+        final Map<UUID, BatchStore.Moved> moved = new LinkedHashMap<>();
         final List<BatchStore.Audit> audits = new ArrayList<>();
         final List<BatchStore.WantedBlock> pinned = new ArrayList<>();
         final List<BatchStore.WantedBlock> unpinned = new ArrayList<>();
         final List<BatchStore.NewPin> newPins = new ArrayList<>();
-        final List<BatchStore.PinChange> pinChanges = new ArrayList<>();
+        final Map<String, BatchStore.PinChange> pinChanges = new LinkedHashMap<>();
         final List<BatchStore.NewDestination> newDestinations = new ArrayList<>();
-        final List<BatchStore.DestinationChange> destinationChanges = new ArrayList<>();
+        final Map<UUID, BatchStore.DestinationChange> destinationChanges = new LinkedHashMap<>();
         final List<BatchStore.CommandAck> closed = new ArrayList<>();
         final List<BatchStore.NewCommand> newCommands = new ArrayList<>();
         final Set<UUID> cancelledOrders = new LinkedHashSet<>();
         final Map<UUID, String> orderStates = new LinkedHashMap<>();
         final Set<UUID> newOrders = new LinkedHashSet<>();
-        final List<BatchStore.PartUpdate> parts = new ArrayList<>();
+        final Map<String, BatchStore.PartUpdate> parts = new LinkedHashMap<>();
     }
 
     Mono<Void> write(List<LeaseDecision> decisions, Instant now) {
@@ -68,18 +69,19 @@ class LeaseWriter {
             d.changes().forEach(c -> add(rows, lease, c));
             d.audits().forEach(a -> rows.audits.add(audit(lease.leaseId(), a)));
         }
-        return store.updateParts(rows.parts, now)
-                .then(store.move(rows.moved, now))
-                .flatMap(n -> n == rows.moved.size()
+        List<BatchStore.Moved> moved = List.copyOf(rows.moved.values());
+        return store.updateParts(List.copyOf(rows.parts.values()), now)
+                .then(store.move(moved, now))
+                .flatMap(n -> n == moved.size()
                         ? Mono.<Void>empty()
                         : Mono.error(new IllegalStateException("a lease changed under its lock")))
                 .then(store.audit(rows.audits))
                 .then(store.pinBlocks(rows.pinned))
                 .then(store.insertPins(rows.newPins, now))
-                .then(store.pinStates(rows.pinChanges, now))
+                .then(store.pinStates(List.copyOf(rows.pinChanges.values()), now))
                 .then(store.unpinBlocks(rows.unpinned))
                 .then(store.insertDestinations(rows.newDestinations, now))
-                .then(store.destinationStates(rows.destinationChanges, now))
+                .then(store.destinationStates(List.copyOf(rows.destinationChanges.values()), now))
                 .then(store.ackCommands(rows.closed, now))
                 .then(store.insertCommands(rows.newCommands, now))
                 .then(store.cancelOrders(rows.cancelledOrders))
@@ -91,20 +93,27 @@ class LeaseWriter {
         UUID id = lease.leaseId();
         switch (change) {
             case LeaseChange.Row r ->
-                rows.moved.add(new BatchStore.Moved(id, r.from().version(), r.to()));
+                rows.moved.merge(
+                        id,
+                        new BatchStore.Moved(id, r.from().version(), r.to()),
+                        (first, last) -> new BatchStore.Moved(id, first.fromVersion(), last.row()));
             case LeaseChange.PinAdded p ->
                 rows.newPins.add(new BatchStore.NewPin(
                         id, p.rank(), lease.bankId(), SlotRuns.json(lease.sourceRuns()), lease.fetchBlocks()));
             case LeaseChange.PinMoved p ->
-                rows.pinChanges.add(
-                        new BatchStore.PinChange(id, p.rank(), p.from().name(), p.to().name()));
+                rows.pinChanges.merge(
+                        id + "/" + p.rank(),
+                        new BatchStore.PinChange(id, p.rank(), p.from().name(), p.to().name()),
+                        (first, last) -> new BatchStore.PinChange(id, p.rank(), first.from(), last.to()));
             case LeaseChange.BlocksPinned b -> blocks(b.delta() > 0 ? rows.pinned : rows.unpinned, lease, b.rank());
             case LeaseChange.DestinationAdded x ->
                 rows.newDestinations.add(
                         new BatchStore.NewDestination(id, x.rank(), lease.targetId(), x.regionRef(), x.runs()));
             case LeaseChange.DestinationsMoved x ->
-                rows.destinationChanges.add(
-                        new BatchStore.DestinationChange(id, x.from().name(), x.to().name()));
+                rows.destinationChanges.merge(
+                        id,
+                        new BatchStore.DestinationChange(id, x.from().name(), x.to().name()),
+                        (first, last) -> new BatchStore.DestinationChange(id, first.from(), last.to()));
             case LeaseChange.CommandClosed c ->
                 rows.closed.add(new BatchStore.CommandAck(c.commandId(), c.state() == CommandState.ACKED, c.detail()));
             case LeaseChange.CommandIssued c ->
@@ -113,14 +122,16 @@ class LeaseWriter {
             case LeaseChange.OrderQueued o -> rows.newOrders.add(id);
             case LeaseChange.OrderMoved o -> order(rows, id, o);
             case LeaseChange.PartReported p ->
-                rows.parts.add(new BatchStore.PartUpdate(
-                        p.orderId(),
-                        p.rank(),
-                        p.state().name(),
-                        p.bytesMoved(),
-                        p.durationUs(),
-                        p.nativeStatus(),
-                        p.detail()));
+                rows.parts.put(
+                        p.orderId() + "/" + p.rank(),
+                        new BatchStore.PartUpdate(
+                                p.orderId(),
+                                p.rank(),
+                                p.state().name(),
+                                p.bytesMoved(),
+                                p.durationUs(),
+                                p.nativeStatus(),
+                                p.detail()));
         }
     }
 
