@@ -65,13 +65,13 @@ class TableOwnershipIntegrationTests {
 
     /**
      * The one known violation, to be deleted with the move that ends it: {@code orders} (the agent's
-     * HTTP edge) still claims orders and records part reports in the lease aggregate's order rows
-     * itself. When those writes move into {@code lease}, {@link
-     * #theKnownViolationStillHoldsAndIsTheOnlyOneTolerated} fails: delete this constant and its entry
-     * in {@link #TOLERATED}, which then stays empty. Nothing else may be excepted.
+     * HTTP edge) still claims queued orders itself (the queue's {@code FOR UPDATE SKIP LOCKED}
+     * claim); part reports already go to {@code lease}, which alone writes the part rows. When the
+     * claim moves into {@code lease}, {@link #theKnownViolationStillHoldsAndIsTheOnlyOneTolerated}
+     * fails: delete this constant and its entry in {@link #TOLERATED}, which then stays empty.
+     * Nothing else may be excepted.
      */
-    static final Tolerated ORDERS_WRITE_ORDER_ROWS =
-            new Tolerated("io.kvreuse.orders", Set.of("transfer_order", "transfer_part"));
+    static final Tolerated ORDERS_WRITE_ORDER_ROWS = new Tolerated("io.kvreuse.orders", Set.of("transfer_order"));
 
     /** Writes by {@code pkg} to {@code tables} that are tolerated for now. */
     record Tolerated(String pkg, Set<String> tables) {

@@ -239,11 +239,7 @@ public class TransferOrders {
                             return Mono.error(NodeAgents.staleEpoch(o.hostId(), req.fencingEpoch(), epoch));
                         }
                         return leases.partsReported(List.of(report(orderId, o.leaseId(), rank, req)), p.actor())
-                                .flatMap(fast -> fast.getFirst() != null
-                                        ? Mono.just(fast.getFirst())
-                                        : leases.lock(o.leaseId())
-                                                .then(apply(orderId, rank, req))
-                                                .then(leases.partsChanged(o.leaseId(), p.actor())))
+                                .map(results -> results.getFirst().orThrow())
                                 .map(state -> new TransferOrder.PartAck(
                                         orderId, rank, req.state().name(), state.name()))
                                 .as(tx::transactional);
@@ -282,22 +278,30 @@ public class TransferOrders {
                             }
                         }
                         return (fast.isEmpty()
-                                        ? Mono.just(List.<LeaseState>of())
+                                        ? Mono.just(List.<ItemResult<LeaseState>>of())
                                         : leases.partsReported(fast, p.actor()).as(tx::transactional))
                                 .flatMap(states -> {
-                                    LeaseState[] byItem = new LeaseState[items.size()];
+                                    List<ItemResult<LeaseState>> byItem = new java.util.ArrayList<>(
+                                            java.util.Collections.nCopies(items.size(), null));
                                     for (int k = 0; k < fastIndexes.size(); k++) {
-                                        byItem[fastIndexes.get(k)] = states.get(k);
+                                        byItem.set(fastIndexes.get(k), states.get(k));
                                     }
                                     return Flux.range(0, items.size())
                                             .concatMap(i -> {
                                                 AgentRequests.PartEntry e = items.get(i);
-                                                if (byItem[i] != null) {
-                                                    return Mono.just(ItemResult.ok(new TransferOrder.PartAck(
-                                                            e.orderId(),
-                                                            e.rank(),
-                                                            e.state().name(),
-                                                            byItem[i].name())));
+                                                ItemResult<LeaseState> decided = byItem.get(i);
+                                                if (decided != null) {
+                                                    return Mono.just(
+                                                            decided.error() == null
+                                                                    ? ItemResult.ok(new TransferOrder.PartAck(
+                                                                            e.orderId(),
+                                                                            e.rank(),
+                                                                            e.state()
+                                                                                    .name(),
+                                                                            decided.orThrow()
+                                                                                    .name()))
+                                                                    : ItemResult.<TransferOrder.PartAck>failed(
+                                                                            decided.error()));
                                                 }
                                                 return report(e.orderId(), e.rank(), e.report(req.fencingEpoch()), p)
                                                         .map(ItemResult::ok)
@@ -340,49 +344,5 @@ public class TransferOrders {
 
     private static KvReuseException noSuchOrder(UUID orderId) {
         return new KvReuseException(ProblemType.NO_SUCH_ORDER, "no order " + orderId);
-    }
-
-    private Mono<Void> apply(UUID orderId, int rank, AgentRequests.PartReport req) {
-        return db.sql("SELECT state, bytes FROM transfer_part WHERE order_id = :o AND rank = :r FOR UPDATE")
-                .bind("o", orderId)
-                .bind("r", rank)
-                .map((r, m) -> Map.entry(r.get("state", String.class), r.get("bytes", Long.class)))
-                .one()
-                .switchIfEmpty(Mono.error(() ->
-                        new KvReuseException(ProblemType.NO_SUCH_PART, "order " + orderId + " has no rank " + rank)))
-                .flatMap(part -> {
-                    String now = req.state().name();
-                    if (req.bytes() > part.getValue()) {
-                        return Mono.error(
-                                NodeAgents.invalid("bytes " + req.bytes() + " exceeds the part's " + part.getValue()));
-                    }
-                    if (FINAL.contains(part.getKey())) {
-                        return part.getKey().equals(now)
-                                ? Mono.empty()
-                                : Mono.error(new KvReuseException(
-                                                ProblemType.PART_FINAL,
-                                                "rank " + rank + " of order " + orderId + " is already "
-                                                        + part.getKey())
-                                        .with("currentState", part.getKey()));
-                    }
-                    return db.sql("""
-                                    UPDATE transfer_part SET state = :s, bytes_moved = :b, duration_us = :d, native_status = :n,
-                                        detail = :detail, updated_at = :now WHERE order_id = :o AND rank = :r
-                                    """)
-                            .bind("s", now)
-                            .bind("b", req.bytes())
-                            .bind("d", req.durationUs())
-                            .bind("n", io.kvreuse.store.Sql.orNull(req.nativeStatus(), Integer.class))
-                            .bind("detail", io.kvreuse.store.Sql.orNull(req.detail(), String.class))
-                            .bind("now", clock.instant().atOffset(ZoneOffset.UTC))
-                            .bind("o", orderId)
-                            .bind("r", rank)
-                            .then()
-                            .then(db.sql(
-                                            "UPDATE transfer_order SET acked_at = COALESCE(acked_at, :now) WHERE order_id = :o")
-                                    .bind("now", clock.instant().atOffset(ZoneOffset.UTC))
-                                    .bind("o", orderId)
-                                    .then());
-                });
     }
 }
