@@ -49,6 +49,19 @@ final class EndRules {
         return d.done();
     }
 
+    /** A proposal selection gave up on ends at once if it is still PROPOSED or only pinned. */
+    static LeaseDecision withdrawn(LeaseDraft d, String reason) {
+        if (d.state() == LeaseState.PROPOSED && d.lease().holdsAnything()) {
+            d.release(Trigger.WITHDRAWN_HOLDING, "WITHDRAWN", reason);
+        } else if (d.state() == LeaseState.PROPOSED) {
+            d.withdraw(CommandType.PIN);
+            d.move(Trigger.WITHDRAWN, "EXPIRED", reason);
+        } else if (d.state() == LeaseState.SOURCE_PINNED) {
+            d.release(Trigger.WITHDRAWN, "WITHDRAWN", reason);
+        }
+        return d.done();
+    }
+
     /**
      * Operator cleanup of a fenced incarnation (quiescence proven or attested): the lease ends; what
      * the fenced side held is released at once (its process is gone), what a live other side holds

@@ -36,6 +36,7 @@ final class LeaseDecider {
             case LeaseReport.Quiesced q -> TransferRules.quiesced(d, q);
             case LeaseReport.Tick t -> EndRules.tick(d, t.now());
             case LeaseReport.Cleanup c -> EndRules.cleanup(d, c);
+            case LeaseReport.Withdrawn w -> EndRules.withdrawn(d, w.reason());
         };
     }
 

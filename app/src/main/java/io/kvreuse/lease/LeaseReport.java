@@ -69,6 +69,9 @@ sealed interface LeaseReport {
     /** An operator's cleanup of {@code fencedIncarnation}: the lease ends, what the fenced side held is gone. */
     record Cleanup(UUID fencedIncarnation, String reason) implements LeaseReport {}
 
+    /** Selection gave up on the proposal before the router used it (the hint was never sent). */
+    record Withdrawn(String reason) implements LeaseReport {}
+
     /** The sweeper's look at the lease's deadlines as of {@code now}. */
     record Tick(Instant now) implements LeaseReport {}
 }

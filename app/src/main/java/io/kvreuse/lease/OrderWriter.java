@@ -23,13 +23,6 @@ class OrderWriter {
         this.db = db;
     }
 
-    /** One part's state as reported, for the lease's decision. */
-    record PartState(int rank, String state, long bytes, long bytesMoved, long durationUs) {}
-
-    Mono<Void> create(LeaseRow lease, Instant now) {
-        return create(List.of(lease.leaseId()), now);
-    }
-
     /**
      * Queues one order per lease, with one part per rank: the source end on the donor's bank part,
      * the destination end on the target's allocation (agent names as {@code NixlAgentNames} makes
@@ -80,38 +73,6 @@ class OrderWriter {
                 .bind("l", ids)
                 .bind("now", LeaseStore.at(now))
                 .then();
-    }
-
-    /** A queued order that was never handed out is withdrawn; a claimed one is left to its parts. */
-    Mono<Long> cancel(UUID leaseId, Instant now) {
-        return db.sql("UPDATE transfer_order SET state = 'FAILED' WHERE lease_id = :l AND state = 'QUEUED'")
-                .bind("l", leaseId)
-                .fetch()
-                .rowsUpdated();
-    }
-
-    /** Sets the order's state (DONE, FAILED, UNCERTAIN, QUIESCED) along with its lease. */
-    Mono<Void> state(UUID leaseId, String state) {
-        return db.sql("UPDATE transfer_order SET state = :s WHERE lease_id = :l")
-                .bind("s", state)
-                .bind("l", leaseId)
-                .then();
-    }
-
-    Flux<PartState> parts(UUID leaseId) {
-        return db.sql("""
-                        SELECT p.rank, p.state, p.bytes, p.bytes_moved, COALESCE(p.duration_us, 0) AS duration_us
-                        FROM transfer_part p JOIN transfer_order o ON o.order_id = p.order_id
-                        WHERE o.lease_id = :l ORDER BY p.rank
-                        """)
-                .bind("l", leaseId)
-                .map((r, m) -> new PartState(
-                        r.get("rank", Integer.class),
-                        r.get("state", String.class),
-                        r.get("bytes", Long.class),
-                        r.get("bytes_moved", Long.class),
-                        r.get("duration_us", Long.class)))
-                .all();
     }
 
     /** Hosts whose agents may report for the lease: the order's initiator and the donor's host. */

@@ -106,6 +106,9 @@ class LeaseDeciderModelTests {
             return new LeaseReport.Quiesced(
                     random.nextBoolean(), witnesses[random.nextInt(witnesses.length)], "evidence");
         }
+        if (pick < 77) {
+            return new LeaseReport.Withdrawn("selection gave up");
+        }
         if (pick < 78) {
             return new LeaseReport.Cleanup(
                     random.nextBoolean() ? lease.row().donorId() : lease.row().targetId(), "operator cleanup");

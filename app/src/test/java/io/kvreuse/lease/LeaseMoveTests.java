@@ -70,7 +70,11 @@ class LeaseMoveTests {
     @EnumSource(LeaseMove.class)
     void theDeciderMakesEveryMoveOfTheTable(LeaseMove move) {
         LeaseFixture f = new LeaseFixture(
-                move == LeaseMove.PARTLY_PINNED_EXPIRED || move == LeaseMove.PART_LOST_TRACK ? 2 : 1,
+                move == LeaseMove.PARTLY_PINNED_EXPIRED
+                                || move == LeaseMove.PARTLY_PINNED_WITHDRAWN
+                                || move == LeaseMove.PART_LOST_TRACK
+                        ? 2
+                        : 1,
                 new Random(move.ordinal()));
         LeaseDecision last = drive(f, move);
         List<LeaseMove> made = moves(last);
@@ -98,6 +102,12 @@ class LeaseMoveTests {
             }
             case PROPOSAL_ABORTED, FAILED_RELEASE -> f.report(new LeaseReport.Abort("aborted"));
             case PROPOSAL_RECLAIMED -> cleanup(f);
+            case PROPOSAL_WITHDRAWN -> f.report(new LeaseReport.Withdrawn("no hint sent"));
+            case PARTLY_PINNED_WITHDRAWN -> {
+                f.ack(CommandType.PIN, 0, true);
+                yield f.report(new LeaseReport.Withdrawn("no hint sent"));
+            }
+            case PINNED_WITHDRAWN -> f.pinned().report(new LeaseReport.Withdrawn("no hint sent"));
             case ORDER_CLAIMED -> f.pinned().report(new LeaseReport.OrderClaimed());
             case NEVER_TRANSFERRED -> tick(f.pinned(), LeaseFixture.TRANSFER);
             case PINNED_ABORTED -> f.pinned().report(new LeaseReport.Abort("aborted"));
