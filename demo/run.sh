@@ -5,7 +5,8 @@
 #
 #   demo/run.sh [--keep-running] [--port N] [--home DIR] [--kv-events] | --help
 #
-# Builds app/target/kvreuse.jar first when it is missing (KVREUSE_JAR names another jar).
+# Builds app/target/kvreuse.jar and sim/target/kvreuse-sim.jar (the simulated engines and the demo)
+# first when either is missing (KVREUSE_JAR names another control-plane jar).
 set -euo pipefail
 
 usage() {
@@ -35,12 +36,11 @@ java="$JAVA_HOME/bin/java"
 [ -x "$java" ] || { echo "no Java 25 at $JAVA_HOME: set JAVA_HOME to a Temurin 25 JDK" >&2; exit 2; }
 
 jar=${KVREUSE_JAR:-$root/app/target/kvreuse.jar}
-if [ ! -f "$jar" ]; then
-  echo "building $jar (once) ..."
+sim=$root/sim/target/kvreuse-sim.jar
+if [ ! -f "$jar" ] || [ ! -f "$sim" ]; then
+  echo "building $jar and $sim (once) ..."
   (cd "$root" && ./mvnw -q -DskipTests package)
 fi
 
-# the demo's own classes are in the jar; PropertiesLauncher puts the jar's libraries on the class path
-exec "$java" --enable-native-access=ALL-UNNAMED -cp "$jar" \
-  -Dloader.main=io.kvreuse.sim.demo.DemoMain \
-  org.springframework.boot.loader.launch.PropertiesLauncher --jar "$jar" "$@"
+# the demo runs from the simulation's jar and starts the control plane and the agent from "$jar"
+exec "$java" --enable-native-access=ALL-UNNAMED -jar "$sim" --jar "$jar" "$@"

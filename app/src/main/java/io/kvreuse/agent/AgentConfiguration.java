@@ -1,6 +1,6 @@
 package io.kvreuse.agent;
 
-import io.kvreuse.config.KvReuseHome;
+import io.kvreuse.protocol.KvReuseHome;
 import io.kvreuse.transfer.NativeAvailability;
 import io.kvreuse.transfer.TransferEngine;
 import io.kvreuse.transfer.TransferOptions;

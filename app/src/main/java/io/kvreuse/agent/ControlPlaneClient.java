@@ -1,6 +1,7 @@
 package io.kvreuse.agent;
 
 import io.kvreuse.protocol.AgentRegistration;
+import io.kvreuse.protocol.AgentView;
 import io.kvreuse.protocol.PartReport;
 import io.kvreuse.protocol.TransferOrder;
 import io.kvreuse.protocol.UnfinishedOrder;
@@ -42,17 +43,15 @@ final class ControlPlaneClient {
     /** Registers (again) and answers the new agent epoch. */
     Mono<Long> register(AgentRegistration registration) {
         return post("/api/v1/agents", registration, "register")
-                .map(body -> body.path("agentEpoch").asLong())
+                .map(body -> json.treeToValue(body, AgentView.class).agentEpoch())
                 .timeout(Duration.ofSeconds(30));
     }
 
     Mono<Void> heartbeat(String hostId, long epoch) {
-        return post("/api/v1/agents/" + hostId + "/heartbeat", new Heartbeat(epoch), "heartbeat")
+        return post("/api/v1/agents/" + hostId + "/heartbeat", new AgentRegistration.Heartbeat(epoch), "heartbeat")
                 .timeout(Duration.ofSeconds(10))
                 .then();
     }
-
-    private record Heartbeat(long fencingEpoch) {}
 
     /** One long poll: the orders handed to this host, empty when none arrived within the poll wait. */
     Mono<List<TransferOrder>> orders(String hostId) {

@@ -1,7 +1,7 @@
 package io.kvreuse.agent;
 
 import io.kvreuse.protocol.AgentRegistration;
-import io.kvreuse.selection.NixlAgentNames;
+import io.kvreuse.protocol.NixlAgentNames;
 import io.kvreuse.transfer.NixlAgent;
 import io.kvreuse.transfer.TransferEngine;
 import java.util.ArrayList;

@@ -50,7 +50,7 @@ final class ReportOutbox implements PartReports, AutoCloseable {
             @Nullable Integer nativeStatus,
             @Nullable String detail) {
         PartKey key = new PartKey(orderId, rank);
-        PartReport report = new PartReport(state, bytes, durationUs, nativeStatus, truncate(detail), 0);
+        PartReport report = new PartReport(state, bytes, durationUs, nativeStatus, truncate(detail), 0L);
         pending.put(key, report);
         if (state.isFinal()) {
             unfinished.remove(key);

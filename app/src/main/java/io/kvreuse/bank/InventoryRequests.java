@@ -55,7 +55,7 @@ public final class InventoryRequests {
                             "The engine's memory region: shm://<name> (emulation) or cuda-ipc://<gpuOrdinal>/<handle>?size=<bytes>")
             @NotBlank
             @Size(max = 512)
-            @io.kvreuse.region.RegionReference
+            @io.kvreuse.protocol.RegionReference
             String regionRef,
 
             @Schema(description = "Bytes of one block in this region") @NotNull @Min(1)

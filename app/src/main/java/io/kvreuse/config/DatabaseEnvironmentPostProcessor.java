@@ -1,5 +1,6 @@
 package io.kvreuse.config;
 
+import io.kvreuse.protocol.KvReuseHome;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
 import java.util.ArrayList;

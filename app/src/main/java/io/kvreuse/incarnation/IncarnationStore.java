@@ -57,11 +57,11 @@ class IncarnationStore {
                         ranks(List.of(id)).map(RankRow::rank).collectList().map(row::withRanks));
     }
 
-    Mono<Incarnations.Ownership> ownership(UUID id) {
+    Mono<IncarnationOwnership> ownership(UUID id) {
         return db.sql(
                         "SELECT owner_subject, host_id, state, fencing_epoch FROM engine_incarnation WHERE incarnation_id = :id")
                 .bind("id", id)
-                .map((r, m) -> new Incarnations.Ownership(
+                .map((r, m) -> new IncarnationOwnership(
                         id,
                         r.get("owner_subject", String.class),
                         r.get("host_id", String.class),

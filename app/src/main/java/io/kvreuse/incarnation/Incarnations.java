@@ -75,15 +75,11 @@ public class Incarnations {
         };
     }
 
-    /** Who owns an incarnation and at which epoch: what the command channel checks on every call. */
-    public record Ownership(
-            UUID incarnationId, String ownerSubject, String hostId, IncarnationState state, long fencingEpoch) {}
-
     /**
      * As {@link #requireOwned}, reading only the incarnation's own row (one statement, no ranks):
      * for the command channel, which checks ownership and epoch on every poll and acknowledgement.
      */
-    public Mono<Ownership> requireOwnership(UUID id, ApiPrincipal principal) {
+    public Mono<IncarnationOwnership> requireOwnership(UUID id, ApiPrincipal principal) {
         return store.ownership(id)
                 .filter(o -> visibleTo(o.ownerSubject(), o.hostId(), principal))
                 .switchIfEmpty(Mono.error(() -> new NoSuchIncarnationException(id)));

@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.protocol.PartState;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;

@@ -9,6 +9,7 @@ import io.kvreuse.lease.LeaseAggregate.Order;
 import io.kvreuse.lease.LeaseAggregate.OrderState;
 import io.kvreuse.lease.LeaseAggregate.Part;
 import io.kvreuse.lease.LeaseAggregate.Pin;
+import io.kvreuse.protocol.PartState;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;

@@ -4,6 +4,7 @@ import io.kvreuse.lease.LeaseAggregate.CommandState;
 import io.kvreuse.lease.LeaseAggregate.CommandType;
 import io.kvreuse.lease.LeaseAggregate.HoldState;
 import io.kvreuse.lease.LeaseAggregate.OrderState;
+import io.kvreuse.protocol.PartState;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 

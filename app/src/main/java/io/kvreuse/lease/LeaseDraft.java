@@ -11,6 +11,7 @@ import io.kvreuse.lease.LeaseAggregate.OrderState;
 import io.kvreuse.lease.LeaseAggregate.Part;
 import io.kvreuse.lease.LeaseAggregate.Pin;
 import io.kvreuse.lease.LeaseMove.Trigger;
+import io.kvreuse.protocol.PartState;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.protocol.PartState;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;

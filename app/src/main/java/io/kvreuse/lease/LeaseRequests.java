@@ -38,7 +38,7 @@ final class LeaseRequests {
                             "The engine's memory region: shm://<name> (emulation) or cuda-ipc://<gpuOrdinal>/<handle>?size=<bytes>")
             @NotBlank
             @Size(max = 500)
-            @io.kvreuse.region.RegionReference
+            @io.kvreuse.protocol.RegionReference
             String regionRef,
 
             @Schema(description = "Destination slot runs [start, count], in block order") @NotEmpty @Size(max = 4096)

@@ -1,6 +1,7 @@
 package io.kvreuse.lease;
 
 import io.kvreuse.error.ItemResult;
+import io.kvreuse.protocol.PartState;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.security.Role;
 import java.util.List;
@@ -85,7 +86,7 @@ public class Leases {
             UUID orderId,
             UUID leaseId,
             int rank,
-            String state,
+            PartState state,
             long bytes,
             long durationUs,
             @Nullable Integer nativeStatus,
@@ -102,7 +103,7 @@ public class Leases {
                         .map(r -> new LeaseReport.Part(
                                 r.orderId(),
                                 r.rank(),
-                                PartState.valueOf(r.state()),
+                                r.state(),
                                 r.bytes(),
                                 r.durationUs(),
                                 r.nativeStatus(),

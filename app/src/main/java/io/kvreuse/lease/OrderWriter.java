@@ -25,9 +25,10 @@ class OrderWriter {
 
     /**
      * Queues one order per lease, with one part per rank: the source end on the donor's bank part,
-     * the destination end on the target's allocation (agent names as {@code NixlAgentNames} makes
-     * them). Each end lists the regions its engine registered for the rank, which the agent checks
-     * the order against. The order goes to the host of the target's first rank, which initiates the transfer.
+     * the destination end on the target's allocation, with the regions the target's engine
+     * registered for the rank (the source's is its bank part's own), which the agent checks the
+     * order against. The order goes to the host of the target's first rank, which initiates the
+     * transfer; the order queue builds the agent's wire records from these rows.
      */
     Mono<Void> create(java.util.Collection<UUID> leaseIds, Instant now) {
         if (leaseIds.isEmpty()) {
@@ -48,19 +49,15 @@ class OrderWriter {
                             FROM o JOIN lease l ON l.lease_id = o.lease_id
                             WHERE l.lease_id = ANY(CAST(:l AS UUID[]))
                             RETURNING order_id)
-                        INSERT INTO transfer_part (order_id, rank, source, destination, slot_runs, bytes, state)
-                        SELECT o.order_id, s.rank,
-                            jsonb_build_object('hostId', s.host_id, 'gpuOrdinal', s.gpu_ordinal,
-                                'nixlAgent', 'kvreuse@' || s.host_id || '/gpu' || s.gpu_ordinal, 'regionRef', p.region_ref,
-                                'slotRuns', l.source_slot_runs, 'bytesPerBlock', p.bytes_per_block,
-                                'registeredRegions', jsonb_build_array(p.region_ref)),
-                            jsonb_build_object('hostId', t.host_id, 'gpuOrdinal', t.gpu_ordinal,
-                                'nixlAgent', 'kvreuse@' || t.host_id || '/gpu' || t.gpu_ordinal, 'regionRef', d.region_ref,
-                                'slotRuns', d.slot_runs, 'bytesPerBlock', p.bytes_per_block,
-                                'registeredRegions', COALESCE((SELECT jsonb_agg(r.region_ref ORDER BY r.region_ref)
-                                    FROM destination_region r
-                                    WHERE r.incarnation_id = l.target_incarnation_id AND r.rank = s.rank), '[]'::jsonb)),
-                            l.source_slot_runs, l.fetch_blocks * p.bytes_per_block, 'QUEUED'
+                        INSERT INTO transfer_part (order_id, rank, slot_runs, bytes, state, bytes_per_block,
+                            source_host_id, source_gpu_ordinal, source_region_ref,
+                            destination_host_id, destination_gpu_ordinal, destination_region_ref,
+                            destination_slot_runs, destination_regions)
+                        SELECT o.order_id, s.rank, l.source_slot_runs, l.fetch_blocks * p.bytes_per_block, 'QUEUED',
+                            p.bytes_per_block, s.host_id, s.gpu_ordinal, p.region_ref,
+                            t.host_id, t.gpu_ordinal, d.region_ref, d.slot_runs,
+                            ARRAY(SELECT r.region_ref FROM destination_region r
+                                WHERE r.incarnation_id = l.target_incarnation_id AND r.rank = s.rank ORDER BY r.region_ref)
                         FROM o JOIN lease l ON l.lease_id = o.lease_id
                         JOIN incarnation_rank s ON s.incarnation_id = l.donor_incarnation_id
                         JOIN bank_part p ON p.bank_id = l.bank_id AND p.rank = s.rank

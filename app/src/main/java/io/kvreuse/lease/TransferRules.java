@@ -7,6 +7,7 @@ import io.kvreuse.lease.LeaseAggregate.Order;
 import io.kvreuse.lease.LeaseAggregate.OrderState;
 import io.kvreuse.lease.LeaseAggregate.Part;
 import io.kvreuse.lease.LeaseMove.Trigger;
+import io.kvreuse.protocol.PartState;
 import java.util.Collection;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;

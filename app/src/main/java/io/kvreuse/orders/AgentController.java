@@ -1,7 +1,15 @@
 package io.kvreuse.orders;
 
 import io.kvreuse.error.BatchResults;
+import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.lease.LongPoll;
+import io.kvreuse.protocol.AgentRegistration;
+import io.kvreuse.protocol.AgentView;
+import io.kvreuse.protocol.PartReport;
+import io.kvreuse.protocol.PartState;
+import io.kvreuse.protocol.TransferOrder;
+import io.kvreuse.protocol.UnfinishedOrder;
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
@@ -38,7 +46,7 @@ class AgentController {
     @ApiResponse(responseCode = "200", description = "the host registered again by its owner, with a new agent epoch")
     @Operation(operationId = "registerAgent", summary = "Register a node agent for its host (AGENT)")
     @PostMapping("/api/v1/agents")
-    Mono<ResponseEntity<AgentView>> register(@Valid @RequestBody AgentRequests.Register body) {
+    Mono<ResponseEntity<AgentView>> register(@Valid @RequestBody AgentRegistration body) {
         return CurrentPrincipal.get()
                 .flatMap(p -> agents.register(body, p))
                 .map(r -> ResponseEntity.status(r.created() ? HttpStatus.CREATED : HttpStatus.OK)
@@ -49,7 +57,8 @@ class AgentController {
     @Operation(operationId = "heartbeatAgent", summary = "Heartbeat a node agent (AGENT)")
     @PostMapping("/api/v1/agents/{hostId}/heartbeat")
     Mono<AgentView> heartbeat(
-            @PathVariable String hostId, @RequestBody(required = false) @Valid AgentRequests.@Nullable Heartbeat body) {
+            @PathVariable String hostId,
+            @RequestBody(required = false) @Valid AgentRegistration.@Nullable Heartbeat body) {
         return CurrentPrincipal.get()
                 .flatMap(p -> agents.heartbeat(hostId, body == null ? null : body.fencingEpoch(), p));
     }
@@ -80,24 +89,37 @@ class AgentController {
             operationId = "unfinishedOrders",
             summary = "List the host's claimed orders with unfinished parts (AGENT)")
     @GetMapping("/api/v1/agents/{hostId}/orders/unfinished")
-    Mono<List<TransferOrder.Unfinished>> unfinished(@PathVariable String hostId) {
+    Mono<List<UnfinishedOrder>> unfinished(@PathVariable String hostId) {
         return CurrentPrincipal.get().flatMap(p -> orders.unfinished(hostId, p));
     }
 
     @Operation(operationId = "reportPart", summary = "Report one part's progress (AGENT)")
     @PostMapping("/api/v1/orders/{orderId}/parts/{rank}")
-    Mono<TransferOrder.PartAck> part(
-            @PathVariable UUID orderId, @PathVariable int rank, @Valid @RequestBody AgentRequests.PartReport body) {
+    Mono<PartReport.Ack> part(@PathVariable UUID orderId, @PathVariable int rank, @Valid @RequestBody PartReport body) {
+        reported(body.state(), "state");
         return CurrentPrincipal.get().flatMap(p -> orders.report(orderId, rank, body, p));
     }
 
     /** Part reports of many orders; each item as {@code POST /orders/{orderId}/parts/{rank}} would. */
     @Operation(operationId = "reportParts", summary = "Report many parts' progress at once (AGENT)")
     @PostMapping("/api/v1/agents/{hostId}/parts")
-    Mono<BatchResults<TransferOrder.PartAck>> parts(
-            @PathVariable String hostId, @Valid @RequestBody AgentRequests.PartReports body) {
+    Mono<BatchResults<PartReport.Ack>> parts(@PathVariable String hostId, @Valid @RequestBody PartReport.Batch body) {
+        for (int i = 0; i < body.reports().size(); i++) {
+            reported(body.reports().get(i).state(), "reports[" + i + "].state");
+        }
         return CurrentPrincipal.get()
                 .flatMap(p -> orders.reports(hostId, body, p))
                 .map(BatchResults::new);
+    }
+
+    /**
+     * QUEUED is the control plane's name for a part no report reached yet, never a report: it is
+     * refused as the unknown value it is on the wire.
+     */
+    private static void reported(PartState state, String field) {
+        if (!state.isReportable()) {
+            throw new InvalidRequestException(
+                    ProblemType.MALFORMED_REQUEST, "field '" + field + "' has an invalid value '" + state + "'");
+        }
     }
 }

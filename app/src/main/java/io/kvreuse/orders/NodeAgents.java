@@ -4,6 +4,8 @@ import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemType;
+import io.kvreuse.protocol.AgentRegistration;
+import io.kvreuse.protocol.AgentView;
 import io.kvreuse.security.ApiPrincipal;
 import io.r2dbc.postgresql.codec.Json;
 import java.security.MessageDigest;
@@ -50,7 +52,7 @@ public class NodeAgents {
     /** Registered agent and whether this call created it. */
     record Registered(AgentView agent, boolean created) {}
 
-    Mono<Registered> register(AgentRequests.Register req, ApiPrincipal p) {
+    Mono<Registered> register(AgentRegistration req, ApiPrincipal p) {
         if (!p.mayActOn(req.hostId())) {
             return Mono.error(wrongHost(req.hostId(), p));
         }
@@ -81,14 +83,14 @@ public class NodeAgents {
                 .flatMap(created -> view(req.hostId()).map(v -> new Registered(v, created)));
     }
 
-    private static Map<Integer, byte[]> decode(AgentRequests.Register req) {
+    private static Map<Integer, byte[]> decode(AgentRegistration req) {
         Set<Integer> ordinals =
-                req.gpus().stream().map(AgentRequests.Gpu::ordinal).collect(Collectors.toSet());
+                req.gpus().stream().map(AgentRegistration.Gpu::ordinal).collect(Collectors.toSet());
         if (ordinals.size() != req.gpus().size()) {
             throw invalid("gpu ordinals must be unique");
         }
         Map<Integer, byte[]> blobs = new java.util.HashMap<>();
-        for (AgentRequests.NixlAgent a : req.nixlAgents()) {
+        for (AgentRegistration.NixlAgent a : req.nixlAgents()) {
             if (!ordinals.contains(a.gpuOrdinal())) {
                 throw invalid("nixlAgents: gpuOrdinal " + a.gpuOrdinal() + " is not one of the host's gpus");
             }
@@ -104,7 +106,7 @@ public class NodeAgents {
         return blobs;
     }
 
-    private Mono<Void> upsert(AgentRequests.Register req, ApiPrincipal p, OffsetDateTime now, boolean created) {
+    private Mono<Void> upsert(AgentRegistration req, ApiPrincipal p, OffsetDateTime now, boolean created) {
         String gpus = json.writeValueAsString(req.gpus());
         String sql = created ? """
                   INSERT INTO node_agent (host_id, owner_subject, gpus, state, registered_at, last_heartbeat_at)
@@ -121,7 +123,7 @@ public class NodeAgents {
                 .then();
     }
 
-    private Mono<Void> replaceMetadata(AgentRequests.Register req, Map<Integer, byte[]> blobs, OffsetDateTime now) {
+    private Mono<Void> replaceMetadata(AgentRegistration req, Map<Integer, byte[]> blobs, OffsetDateTime now) {
         return db.sql("DELETE FROM nixl_agent_metadata WHERE host_id = :h")
                 .bind("h", req.hostId())
                 .then()

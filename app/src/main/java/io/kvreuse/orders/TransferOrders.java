@@ -6,6 +6,11 @@ import io.kvreuse.error.ProblemType;
 import io.kvreuse.lease.LeaseState;
 import io.kvreuse.lease.Leases;
 import io.kvreuse.lease.LongPoll;
+import io.kvreuse.protocol.NixlAgentNames;
+import io.kvreuse.protocol.PartReport;
+import io.kvreuse.protocol.PartState;
+import io.kvreuse.protocol.TransferOrder;
+import io.kvreuse.protocol.UnfinishedOrder;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.store.PgNotifications;
 import io.r2dbc.postgresql.codec.Json;
@@ -16,7 +21,6 @@ import java.time.ZoneOffset;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -37,8 +41,7 @@ import tools.jackson.databind.json.JsonMapper;
 @Service
 public class TransferOrders {
 
-    private static final Set<String> FINAL = Set.of("DONE", "FAILED", "QUIESCED");
-    private static final TypeReference<Map<String, Object>> MAP = new TypeReference<>() {};
+    private static final TypeReference<List<List<Integer>>> RUNS = new TypeReference<>() {};
 
     private final DatabaseClient db;
     private final TransactionalOperator tx;
@@ -126,23 +129,21 @@ public class TransferOrders {
                 .as(tx::transactional);
     }
 
-    /** The parts of the orders, by order, in rank order. */
+    /**
+     * The parts of the orders, by order, in rank order, built from their rows: both ends named by
+     * {@link NixlAgentNames}; the source end's runs are the part's, its one registered region its own.
+     */
     private Mono<Map<UUID, List<TransferOrder.Part>>> parts(List<UUID> orderIds) {
         return db.sql("""
-                        SELECT order_id, rank, source, destination, slot_runs, bytes FROM transfer_part
+                        SELECT order_id, rank, slot_runs, bytes, bytes_per_block,
+                            source_host_id, source_gpu_ordinal, source_region_ref,
+                            destination_host_id, destination_gpu_ordinal, destination_region_ref,
+                            destination_slot_runs, destination_regions
+                        FROM transfer_part
                         WHERE order_id = ANY(CAST(:o AS UUID[])) ORDER BY order_id, rank
                         """)
                 .bind("o", orderIds.stream().map(UUID::toString).toArray(String[]::new))
-                .map((r, m) -> Map.entry(
-                        r.get("order_id", UUID.class),
-                        new TransferOrder.Part(
-                                r.get("rank", Integer.class),
-                                json.readValue(r.get("source", Json.class).asString(), MAP),
-                                json.readValue(r.get("destination", Json.class).asString(), MAP),
-                                json.readValue(
-                                        r.get("slot_runs", Json.class).asString(),
-                                        new TypeReference<List<List<Integer>>>() {}),
-                                r.get("bytes", Long.class))))
+                .map((r, m) -> Map.entry(r.get("order_id", UUID.class), part(r)))
                 .all()
                 .collectMultimap(Map.Entry::getKey, Map.Entry::getValue)
                 .map(m -> {
@@ -152,13 +153,43 @@ public class TransferOrders {
                 });
     }
 
+    private TransferOrder.Part part(io.r2dbc.spi.Readable r) {
+        List<List<Integer>> runs = json.readValue(r.get("slot_runs", Json.class).asString(), RUNS);
+        long bytesPerBlock = r.get("bytes_per_block", Long.class);
+        String sourceHost = r.get("source_host_id", String.class);
+        int sourceGpu = r.get("source_gpu_ordinal", Integer.class);
+        String sourceRegion = r.get("source_region_ref", String.class);
+        String targetHost = r.get("destination_host_id", String.class);
+        int targetGpu = r.get("destination_gpu_ordinal", Integer.class);
+        String targetRegion = r.get("destination_region_ref", String.class);
+        return new TransferOrder.Part(
+                r.get("rank", Integer.class),
+                new TransferOrder.Endpoint(
+                        sourceHost,
+                        sourceGpu,
+                        NixlAgentNames.of(sourceHost, sourceGpu),
+                        sourceRegion,
+                        runs,
+                        bytesPerBlock,
+                        List.of(sourceRegion)),
+                new TransferOrder.Endpoint(
+                        targetHost,
+                        targetGpu,
+                        NixlAgentNames.of(targetHost, targetGpu),
+                        targetRegion,
+                        json.readValue(
+                                r.get("destination_slot_runs", Json.class).asString(), RUNS),
+                        bytesPerBlock,
+                        List.of(r.get("destination_regions", String[].class))),
+                runs,
+                r.get("bytes", Long.class));
+    }
+
     private Mono<List<TransferOrder.RemoteAgent>> remoteAgents(Claimed c, List<TransferOrder.Part> parts) {
         if (c.donorHost().equals(c.hostId())) {
             return Mono.just(List.of());
         }
-        Integer[] ordinals = parts.stream()
-                .map(p -> ((Number) p.source().get("gpuOrdinal")).intValue())
-                .toArray(Integer[]::new);
+        Integer[] ordinals = parts.stream().map(p -> p.source().gpuOrdinal()).toArray(Integer[]::new);
         return db.sql("""
                         SELECT gpu_ordinal, agent_name, metadata FROM nixl_agent_metadata
                         WHERE host_id = :h AND gpu_ordinal = ANY(:o) ORDER BY gpu_ordinal
@@ -183,7 +214,7 @@ public class TransferOrders {
      * The host's claimed orders with parts that never reached a final report. An agent process reads
      * them once at start, before its first poll: any it finds were claimed by an earlier process.
      */
-    public Mono<List<TransferOrder.Unfinished>> unfinished(String hostId, ApiPrincipal p) {
+    public Mono<List<UnfinishedOrder>> unfinished(String hostId, ApiPrincipal p) {
         return agents.requireOwner(hostId, p)
                 .thenMany(db.sql("""
                                 SELECT o.order_id, o.lease_id, o.claims, COALESCE(o.claimed_at, o.created_at) AS claimed_at, p.rank, p.state
@@ -193,26 +224,27 @@ public class TransferOrders {
                                 ORDER BY o.created_at, o.order_id, p.rank LIMIT 10000
                                 """)
                         .bind("h", hostId)
-                        .map((r, m) -> new TransferOrder.Unfinished(
+                        .map((r, m) -> new UnfinishedOrder(
                                 r.get("order_id", UUID.class),
                                 r.get("lease_id", UUID.class),
                                 r.get("claims", Integer.class),
                                 r.get("claimed_at", java.time.OffsetDateTime.class)
                                         .toInstant(),
-                                List.of(new TransferOrder.PartState(
-                                        r.get("rank", Integer.class), r.get("state", String.class)))))
+                                List.of(new UnfinishedOrder.Part(
+                                        r.get("rank", Integer.class),
+                                        PartState.valueOf(r.get("state", String.class))))))
                         .all())
                 .collectList()
                 .map(TransferOrders::byOrder);
     }
 
-    private static List<TransferOrder.Unfinished> byOrder(List<TransferOrder.Unfinished> rows) {
-        Map<UUID, TransferOrder.Unfinished> orders = new java.util.LinkedHashMap<>();
-        for (TransferOrder.Unfinished row : rows) {
+    private static List<UnfinishedOrder> byOrder(List<UnfinishedOrder> rows) {
+        Map<UUID, UnfinishedOrder> orders = new java.util.LinkedHashMap<>();
+        for (UnfinishedOrder row : rows) {
             orders.merge(
                     row.orderId(),
                     row,
-                    (a, b) -> new TransferOrder.Unfinished(
+                    (a, b) -> new UnfinishedOrder(
                             a.orderId(),
                             a.leaseId(),
                             a.claims(),
@@ -226,7 +258,7 @@ public class TransferOrders {
     private record OrderRow(UUID leaseId, String hostId, String donorHost) {}
 
     /** A part's progress; a report on a part already final answers as is if it says the same, 409 otherwise. */
-    public Mono<TransferOrder.PartAck> report(UUID orderId, int rank, AgentRequests.PartReport req, ApiPrincipal p) {
+    public Mono<PartReport.Ack> report(UUID orderId, int rank, PartReport req, ApiPrincipal p) {
         return orders(List.of(orderId)).flatMap(found -> {
             OrderRow o = found.get(orderId);
             if (o == null) {
@@ -240,8 +272,7 @@ public class TransferOrders {
                         }
                         return leases.partsReported(List.of(report(orderId, o.leaseId(), rank, req)), p.actor())
                                 .map(results -> results.getFirst().orThrow())
-                                .map(state -> new TransferOrder.PartAck(
-                                        orderId, rank, req.state().name(), state.name()))
+                                .map(state -> new PartReport.Ack(orderId, rank, req.state(), state.name()))
                                 .as(tx::transactional);
                     });
         });
@@ -253,22 +284,21 @@ public class TransferOrders {
      * each answered in its place as {@link #report} would answer it alone. The agent reports for
      * {@code hostId} at its current epoch (a stale epoch refuses the whole batch with 409).
      */
-    public Mono<List<ItemResult<TransferOrder.PartAck>>> reports(
-            String hostId, AgentRequests.PartReports req, ApiPrincipal p) {
+    public Mono<List<ItemResult<PartReport.Ack>>> reports(String hostId, PartReport.Batch req, ApiPrincipal p) {
         return agents.requireOwner(hostId, p).flatMap(epoch -> {
             if (req.fencingEpoch() != epoch) {
                 return Mono.error(NodeAgents.staleEpoch(hostId, req.fencingEpoch(), epoch));
             }
-            List<AgentRequests.PartEntry> items = req.reports();
+            List<PartReport.Entry> items = req.reports();
             return orders(items.stream()
-                            .map(AgentRequests.PartEntry::orderId)
+                            .map(PartReport.Entry::orderId)
                             .distinct()
                             .toList())
                     .flatMap(found -> {
                         List<Integer> fastIndexes = new java.util.ArrayList<>();
                         List<Leases.PartReport> fast = new java.util.ArrayList<>();
                         for (int i = 0; i < items.size(); i++) {
-                            AgentRequests.PartEntry e = items.get(i);
+                            PartReport.Entry e = items.get(i);
                             OrderRow o = found.get(e.orderId());
                             if (o != null
                                     && (o.hostId().equals(hostId)
@@ -288,27 +318,25 @@ public class TransferOrders {
                                     }
                                     return Flux.range(0, items.size())
                                             .concatMap(i -> {
-                                                AgentRequests.PartEntry e = items.get(i);
+                                                PartReport.Entry e = items.get(i);
                                                 ItemResult<LeaseState> decided = byItem.get(i);
                                                 if (decided != null) {
                                                     return Mono.just(
                                                             decided.error() == null
-                                                                    ? ItemResult.ok(new TransferOrder.PartAck(
+                                                                    ? ItemResult.ok(new PartReport.Ack(
                                                                             e.orderId(),
                                                                             e.rank(),
-                                                                            e.state()
-                                                                                    .name(),
+                                                                            e.state(),
                                                                             decided.orThrow()
                                                                                     .name()))
-                                                                    : ItemResult.<TransferOrder.PartAck>failed(
+                                                                    : ItemResult.<PartReport.Ack>failed(
                                                                             decided.error()));
                                                 }
                                                 return report(e.orderId(), e.rank(), e.report(req.fencingEpoch()), p)
                                                         .map(ItemResult::ok)
                                                         .onErrorResume(
                                                                 KvReuseException.class,
-                                                                x -> Mono.just(
-                                                                        ItemResult.<TransferOrder.PartAck>failed(x)));
+                                                                x -> Mono.just(ItemResult.<PartReport.Ack>failed(x)));
                                             })
                                             .collectList();
                                 });
@@ -316,16 +344,9 @@ public class TransferOrders {
         });
     }
 
-    private static Leases.PartReport report(UUID orderId, UUID leaseId, int rank, AgentRequests.PartReport req) {
+    private static Leases.PartReport report(UUID orderId, UUID leaseId, int rank, PartReport req) {
         return new Leases.PartReport(
-                orderId,
-                leaseId,
-                rank,
-                req.state().name(),
-                req.bytes(),
-                req.durationUs(),
-                req.nativeStatus(),
-                req.detail());
+                orderId, leaseId, rank, req.state(), req.bytes(), req.durationUs(), req.nativeStatus(), req.detail());
     }
 
     private Mono<Map<UUID, OrderRow>> orders(List<UUID> orderIds) {

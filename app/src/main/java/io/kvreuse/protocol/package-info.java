@@ -1,4 +1,8 @@
-/** Wire records between the control plane and node agents, as the agent sends and reads them (API.md "Node agents"). */
+/**
+ * The one contract between the control plane and node agents (API.md "Node agents"): the wire
+ * records both sides send and read, and the host conventions both rely on (NIXL agent names, the
+ * data directory).
+ */
 @NullMarked
 package io.kvreuse.protocol;
 

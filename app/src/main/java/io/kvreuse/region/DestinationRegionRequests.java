@@ -1,5 +1,6 @@
 package io.kvreuse.region;
 
+import io.kvreuse.protocol.RegionReference;
 import io.swagger.v3.oas.annotations.media.Schema;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;

@@ -1,6 +1,6 @@
 package io.kvreuse.security;
 
-import io.kvreuse.config.KvReuseHome;
+import io.kvreuse.protocol.KvReuseHome;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

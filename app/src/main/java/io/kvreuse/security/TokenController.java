@@ -91,7 +91,9 @@ class TokenController {
                 return ResponseEntity.ok(page);
             }
             List<ApiTokens.TokenInfo> shown = page.subList(0, limit);
-            String next = TokenCursor.after(shown.getLast()).encode();
+            String next = TokenCursor.after(
+                            shown.getLast().createdAt(), shown.getLast().tokenId())
+                    .encode();
             return ResponseEntity.ok()
                     .header(NEXT_CURSOR, next)
                     .header(HttpHeaders.LINK, "</api/v1/tokens?limit=" + limit + "&cursor=" + next + ">; rel=\"next\"")

@@ -16,8 +16,9 @@ import java.util.UUID;
  */
 public record TokenCursor(OffsetDateTime createdAt, UUID tokenId) {
 
-    static TokenCursor after(ApiTokens.TokenInfo last) {
-        return new TokenCursor(last.createdAt().atOffset(ZoneOffset.UTC), last.tokenId());
+    /** The cursor after the token created at {@code createdAt} with id {@code tokenId}. */
+    static TokenCursor after(Instant createdAt, UUID tokenId) {
+        return new TokenCursor(createdAt.atOffset(ZoneOffset.UTC), tokenId);
     }
 
     String encode() {

@@ -1,5 +1,6 @@
 package io.kvreuse.selection;
 
+import io.kvreuse.protocol.NixlAgentNames;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.UUID;

@@ -81,9 +81,11 @@ final class HeadlineRows {
 
     void part(UUID orderId, int rank, String state, long bytes, long durationUs, Instant updatedAt) {
         db.sql("""
-                        INSERT INTO transfer_part (order_id, rank, source, destination, slot_runs, bytes, state, bytes_moved,
-                            duration_us, updated_at)
-                        VALUES (:order, :rank, '{}', '{}', '[]', :bytes, :state, :bytes, :us, :at)
+                        INSERT INTO transfer_part (order_id, rank, slot_runs, bytes, state, bytes_moved, duration_us, updated_at,
+                            bytes_per_block, source_host_id, source_gpu_ordinal, source_region_ref, destination_host_id,
+                            destination_gpu_ordinal, destination_region_ref, destination_slot_runs, destination_regions)
+                        VALUES (:order, :rank, '[]', :bytes, :state, :bytes, :us, :at,
+                            1, 'h', 0, 'shm://s', 'h', 1, 'shm://t', '[]', '{}')
                         """)
                 .bind("order", orderId)
                 .bind("rank", rank)

@@ -35,7 +35,7 @@ class LostOrdersTests {
                 UUID.randomUUID(),
                 1,
                 Instant.parse("2026-11-30T00:00:00Z"),
-                List.of(new UnfinishedOrder.Part(0, "QUEUED"), new UnfinishedOrder.Part(1, "QUEUED")));
+                List.of(new UnfinishedOrder.Part(0, PartState.QUEUED), new UnfinishedOrder.Part(1, PartState.QUEUED)));
     }
 
     @Test

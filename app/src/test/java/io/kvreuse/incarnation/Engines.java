@@ -3,6 +3,7 @@ package io.kvreuse.incarnation;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvreuse.domain.Contracts;
+import io.kvreuse.testkit.Requests;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,17 +36,13 @@ final class Engines {
 
     /** A registration body for ranks 0..n-1 on the given GPU ordinals. */
     static Map<String, Object> registration(String domainId, String hostId, int... ordinals) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("role", "DECODE");
-        body.put("domainId", domainId);
-        body.put("hostId", hostId);
-        body.put("controlEndpoint", "tcp://10.0.0.1:5555");
-        body.put("capabilities", List.of("kv.fetch_gpu@1.0"));
         List<Map<String, Object>> ranks = new ArrayList<>();
         for (int i = 0; i < ordinals.length; i++) {
-            ranks.add(Map.of("rank", i, "gpuOrdinal", ordinals[i], "gpuUuid", "GPU-" + UUID.randomUUID()));
+            ranks.add(Requests.rank(i, ordinals[i]));
         }
-        body.put("ranks", ranks);
+        Map<String, Object> body =
+                Requests.registration("DECODE", domainId, hostId, List.of("kv.fetch_gpu@1.0"), ranks);
+        body.put("controlEndpoint", "tcp://10.0.0.1:5555");
         return body;
     }
 

@@ -87,7 +87,7 @@ class LeaseBatchIntegrationTests {
                 for (String end : List.of("source", "destination")) {
                     Map<?, ?> e = (Map<?, ?>) ((Map<?, ?>) p).get(end);
                     assertThat(e.get("nixlAgent"))
-                            .isEqualTo(io.kvreuse.selection.NixlAgentNames.of(
+                            .isEqualTo(io.kvreuse.protocol.NixlAgentNames.of(
                                     (String) e.get("hostId"), ((Number) e.get("gpuOrdinal")).intValue()));
                 }
             });

@@ -10,6 +10,7 @@ import io.kvreuse.lease.LeaseAggregate.Order;
 import io.kvreuse.lease.LeaseAggregate.Part;
 import io.kvreuse.lease.LeaseAggregate.Parties;
 import io.kvreuse.lease.LeaseAggregate.Pin;
+import io.kvreuse.protocol.PartState;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;

@@ -4,6 +4,7 @@ import io.kvreuse.lease.LeaseAggregate.Command;
 import io.kvreuse.lease.LeaseAggregate.CommandState;
 import io.kvreuse.lease.LeaseAggregate.CommandType;
 import io.kvreuse.lease.LeaseAggregate.Parties;
+import io.kvreuse.protocol.PartState;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvreuse.lease.LeaseAggregate.CommandType;
 import io.kvreuse.lease.LeaseAggregate.Parties;
+import io.kvreuse.protocol.PartState;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,21 +1,17 @@
 package io.kvreuse.benchmarks;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.Requests;
+import io.kvreuse.testkit.SampleContracts;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Drives full lease lifecycles through the REST API of a running control plane, as simulated
@@ -30,13 +26,7 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class LeaseLifecycleLoad {
 
-    private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final HttpClient HTTP = HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5))
-            .build();
-
-    private final String base;
+    private final KvReuseClient client;
     private final String operator;
     private final AtomicLong requests = new AtomicLong();
     /** Leases each pipeline keeps in flight together; above 1, engines and agents use the batch endpoints. */
@@ -45,7 +35,7 @@ public final class LeaseLifecycleLoad {
     private Duration warmUp = Duration.ofSeconds(5);
 
     private LeaseLifecycleLoad(String base, String operator) {
-        this.base = base;
+        this.client = new KvReuseClient(base);
         this.operator = operator;
     }
 
@@ -73,9 +63,7 @@ public final class LeaseLifecycleLoad {
 
     private void run(int seconds, int pipelines) throws Exception {
         settings();
-        String domain = post("/api/v1/domains", operator, contract(), 201)
-                .get("domainId")
-                .asString();
+        String domain = client.as(operator).certify(SampleContracts.unique("bench", 1, "GPU_CUDA_IPC"));
         List<Pipe> pipes = new ArrayList<>();
         for (int i = 0; i < pipelines; i++) {
             pipes.add(pipe(domain));
@@ -383,47 +371,20 @@ public final class LeaseLifecycleLoad {
         String bank = post(
                         "/api/v1/incarnations/" + donorId + "/banks",
                         donor,
-                        Map.of(
-                                "capacityBlocks",
-                                64,
-                                "parts",
-                                List.of(Map.of("rank", 0, "regionRef", "shm://bank", "bytesPerBlock", 1048576))),
+                        Requests.bank(
+                                64, List.of(Map.of("rank", 0, "regionRef", "shm://bank", "bytesPerBlock", 1048576))),
                         201)
                 .get("bankId")
                 .asString();
         post("/api/v1/banks/" + bank + "/parts/0/ready", donor, Map.of(), 200);
-        List<String> chain = new ArrayList<>();
-        List<Map<String, Object>> blocks = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            chain.add(Long.toUnsignedString(ThreadLocalRandom.current().nextLong()));
-            Map<String, Object> b = new LinkedHashMap<>(Map.of("seqHash", chain.get(i), "position", i, "slot", i));
-            if (i > 0) {
-                b.put("parentHash", chain.get(i - 1));
-            }
-            blocks.add(b);
-        }
+        long[] hashes = Requests.randomChain(8);
+        List<String> chain = Requests.hashes(hashes);
         post(
                 "/api/v1/banks/" + bank + "/events",
                 donor,
-                Map.of("rank", 0, "firstEventId", 1, "events", List.of(Map.of("type", "STORED", "blocks", blocks))),
+                Requests.events(0, 1, List.of(Requests.stored(hashes, 0))),
                 200);
-        long agentEpoch = post(
-                        "/api/v1/agents",
-                        agent,
-                        Map.of(
-                                "hostId",
-                                host,
-                                "gpus",
-                                List.of(Map.of("ordinal", 0, "uuid", "GPU-0"), Map.of("ordinal", 1, "uuid", "GPU-1")),
-                                "nixlAgents",
-                                List.of(Map.of(
-                                        "gpuOrdinal",
-                                        0,
-                                        "name",
-                                        "a0",
-                                        "metadata",
-                                        Base64.getEncoder().encodeToString(new byte[64])))),
-                        201)
+        long agentEpoch = post("/api/v1/agents", agent, Requests.agent(host, 2, "a"), 201)
                 .get("agentEpoch")
                 .asLong();
         return new Pipe(
@@ -464,7 +425,7 @@ public final class LeaseLifecycleLoad {
 
     private void settings() throws Exception {
         @SuppressWarnings("unchecked")
-        Map<String, Object> s = JSON.convertValue(get("/api/v1/settings/reuse", operator), Map.class);
+        Map<String, Object> s = KvReuseClient.JSON.convertValue(get("/api/v1/settings/reuse", operator), Map.class);
         s.remove("version");
         s.putAll(Map.of(
                 "enabled",
@@ -485,26 +446,15 @@ public final class LeaseLifecycleLoad {
                 100_000,
                 "maxInflightPerTarget",
                 100_000));
-        send(HttpRequest.newBuilder(URI.create(base + "/api/v1/settings/reuse")).PUT(body(s)), operator, 200);
+        client.as(operator).put("/api/v1/settings/reuse", s).expect(200);
     }
 
     private String engine(String token, String role, String domain, String host, int gpu) throws Exception {
         return post(
                         "/api/v1/incarnations",
                         token,
-                        Map.of(
-                                "role",
-                                role,
-                                "domainId",
-                                domain,
-                                "hostId",
-                                host,
-                                "controlEndpoint",
-                                "tcp://" + host + ":5557",
-                                "capabilities",
-                                List.of("kv.fetch_gpu@1.0"),
-                                "ranks",
-                                List.of(Map.of("rank", 0, "gpuOrdinal", gpu, "gpuUuid", "GPU-" + UUID.randomUUID()))),
+                        Requests.registration(
+                                role, domain, host, List.of("kv.fetch_gpu@1.0"), List.of(Requests.rank(0, gpu))),
                         201)
                 .get("incarnationId")
                 .asString();
@@ -516,86 +466,17 @@ public final class LeaseLifecycleLoad {
 
     /** A token; an AGENT token is bound to {@code hostId}. */
     private String token(String role, String hostId) throws Exception {
-        Map<String, Object> body = new java.util.HashMap<>(Map.of(
-                "role", role, "subject", role.toLowerCase() + "-" + UUID.randomUUID(), "description", "benchmark"));
-        if (hostId != null) {
-            body.put("hostId", hostId);
-        }
-        return post("/api/v1/tokens", operator, body, 201).get("token").asString();
-    }
-
-    private static Map<String, Object> contract() {
-        Map<String, Object> c = new LinkedHashMap<>();
-        c.putAll(Map.of(
-                "modelId",
-                "bench-" + UUID.randomUUID(),
-                "modelRevision",
-                "r1",
-                "tokenizerRevision",
-                "t1",
-                "engine",
-                "vllm",
-                "engineVersion",
-                "0.11.0",
-                "dtype",
-                "bfloat16",
-                "kvCacheDtype",
-                "bfloat16",
-                "numLayers",
-                32,
-                "numKvHeads",
-                8,
-                "headDim",
-                128));
-        c.putAll(Map.of(
-                "attentionBackend",
-                "FLASH_ATTN",
-                "blockSizeTokens",
-                16,
-                "hashFormat",
-                "sha256-cbor-64:seed=0",
-                "memoryLayout",
-                "LAYER_SEPARATE",
-                "kvLayout",
-                "NHD",
-                "bytesPerBlockPerRank",
-                1048576,
-                "tpSize",
-                1,
-                "dpSize",
-                1,
-                "ppSize",
-                1,
-                "cpSize",
-                1));
-        c.put("transportClass", "GPU_CUDA_IPC");
-        return c;
+        return client.as(operator).mint(role, role.toLowerCase() + "-" + UUID.randomUUID(), hostId);
     }
 
     private JsonNode get(String path, String token) throws Exception {
-        return send(HttpRequest.newBuilder(URI.create(base + path)).GET(), token, 200);
+        requests.incrementAndGet();
+        return client.send("GET", path, token, null, 200);
     }
 
     private JsonNode post(String path, String token, Object body, int expected) throws Exception {
-        return send(HttpRequest.newBuilder(URI.create(base + path)).POST(body(body)), token, expected);
-    }
-
-    private static HttpRequest.BodyPublisher body(Object body) {
-        return HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body));
-    }
-
-    private JsonNode send(HttpRequest.Builder b, String token, int expected) throws Exception {
         requests.incrementAndGet();
-        HttpResponse<String> r = HTTP.send(
-                b.header("Authorization", "Bearer " + token)
-                        .header("Content-Type", "application/json")
-                        .timeout(Duration.ofSeconds(30))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() != expected) {
-            throw new IllegalStateException(r.request().uri().getPath() + " → " + r.statusCode() + " " + r.body());
-        }
-        return JSON.readTree(r.body());
+        return client.send("POST", path, token, body, expected);
     }
 
     private static boolean pause() {

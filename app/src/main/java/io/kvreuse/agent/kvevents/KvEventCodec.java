@@ -1,6 +1,5 @@
 package io.kvreuse.agent.kvevents;
 
-import io.kvreuse.protocol.KvEventFormat;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,13 +22,6 @@ abstract sealed class KvEventCodec permits VllmKvEventsCodec, Rfc1527Codec {
 
     /** The extra-key tag an engine puts before a block's bank slot (docs/kv-events.md). */
     static final String SLOT_KEY = "kvreuse.slot";
-
-    static KvEventCodec of(KvEventFormat format) {
-        return switch (format) {
-            case VLLM_KV_EVENTS -> new VllmKvEventsCodec();
-            case MOONCAKE_RFC1527 -> new Rfc1527Codec();
-        };
-    }
 
     /** The first engine sequence number of the format (vLLM counts from 0, RFC #1527 from 1). */
     abstract long firstSequence();

@@ -2,6 +2,7 @@ package io.kvreuse.agent.kvevents;
 
 import io.kvreuse.protocol.ClearPolicy;
 import io.kvreuse.protocol.InventoryBatch;
+import io.kvreuse.protocol.KvEventFormat;
 import io.kvreuse.protocol.KvEventSource;
 import io.kvreuse.protocol.StreamBreak;
 import java.nio.ByteBuffer;
@@ -81,7 +82,7 @@ final class RankStream implements AutoCloseable {
             Duration retryBackoff) {
         this.source = source;
         this.stream = stream;
-        this.codec = KvEventCodec.of(source.format());
+        this.codec = codecOf(source.format());
         this.feed = feed;
         this.metrics = metrics;
         this.zmq = zmq;
@@ -99,6 +100,13 @@ final class RankStream implements AutoCloseable {
         String name = "kvreuse-kv-events-" + source.bankId().toString().substring(0, 8) + "-r" + stream.rank();
         receiver = Thread.ofPlatform().daemon().name(name + "-sub").unstarted(this::receive);
         forwarder = Thread.ofPlatform().daemon().name(name + "-fwd").unstarted(this::forward);
+    }
+
+    private static KvEventCodec codecOf(KvEventFormat format) {
+        return switch (format) {
+            case VLLM_KV_EVENTS -> new VllmKvEventsCodec();
+            case MOONCAKE_RFC1527 -> new Rfc1527Codec();
+        };
     }
 
     RankStream start() {

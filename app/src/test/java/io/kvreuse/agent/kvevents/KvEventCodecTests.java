@@ -4,7 +4,6 @@ import static io.kvreuse.agent.kvevents.KvEventPayloads.*;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvreuse.protocol.KvEventFormat;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -13,8 +12,8 @@ import org.junit.jupiter.api.Test;
 
 class KvEventCodecTests {
 
-    private final KvEventCodec vllm = KvEventCodec.of(KvEventFormat.VLLM_KV_EVENTS);
-    private final KvEventCodec rfc = KvEventCodec.of(KvEventFormat.MOONCAKE_RFC1527);
+    private final KvEventCodec vllm = new VllmKvEventsCodec();
+    private final KvEventCodec rfc = new Rfc1527Codec();
 
     private static final long TOP = 0xFFFF_FFFF_FFFF_FFFFL; // 2^64-1
     private static final long HIGH = 0x8000_0000_0000_0001L; // above 2^63

@@ -2,6 +2,7 @@ package io.kvreuse.benchmarks.rest;
 
 import io.kvreuse.agent.kvevents.HttpInventoryFeed;
 import io.kvreuse.agent.kvevents.KvEventBridge;
+import io.kvreuse.testkit.KvReuseClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -51,17 +52,10 @@ public final class KvEventsBenchmark {
         int lossSeconds = args.length > 3 ? Integer.parseInt(args[3]) : 60;
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         try (ControlPlane cp = ControlPlane.start(jar, ControlPlane.tempHome(), java)) {
-            Http http = new Http(cp.baseUrl);
+            KvReuseClient http = new KvReuseClient(cp.baseUrl);
             RestBenchmark.Fleet fleet = RestBenchmark.Fleet.build(http, cp.operator);
             String host = "bench-host-0";
-            String agent = http.send(
-                            "POST",
-                            "/api/v1/tokens",
-                            cp.operator,
-                            Map.of("role", "AGENT", "subject", "bench-agent", "hostId", host),
-                            201)
-                    .get("token")
-                    .asString();
+            String agent = http.as(cp.operator).mint("AGENT", "bench-agent", host);
             List<Stream> streams = new ArrayList<>();
             int capacity = 32 * 256;
             for (RestBenchmark.Fleet.Donor d : fleet.donorsByHost.getFirst()) {
@@ -169,7 +163,7 @@ public final class KvEventsBenchmark {
 
     /** Paced background load; every 100 ms a fresh probe chain, polled in donor selection until it is a hint. */
     private static void lag(
-            Http http,
+            KvReuseClient http,
             RestBenchmark.Fleet fleet,
             List<Stream> streams,
             SimpleMeterRegistry registry,
@@ -267,7 +261,7 @@ public final class KvEventsBenchmark {
      * after each break the rank is snapshotted and the stream resumes. Every published batch must be
      * applied or dropped-and-counted while its rank awaited a snapshot.
      */
-    private static void loss(Http http, List<Stream> streams, SimpleMeterRegistry registry, int seconds)
+    private static void loss(KvReuseClient http, List<Stream> streams, SimpleMeterRegistry registry, int seconds)
             throws Exception {
         System.out.println("== loss accounting: " + seconds + " s, random withheld batches, lost sequences, restarts");
         double forwarded0 = count(registry, "forwarded");
@@ -431,7 +425,7 @@ public final class KvEventsBenchmark {
         }
 
         /** Snapshots a broken rank as empty through the current sequence; 1 when it did. */
-        int snapshotIfBroken(Http http) throws Exception {
+        int snapshotIfBroken(KvReuseClient http) throws Exception {
             var view = http.send("GET", "/api/v1/banks/" + donor.bankId(), donor.token(), null, 200);
             var part = view.get("parts").get(rank);
             if (!part.get("needsSnapshot").asBoolean()) {

@@ -1,5 +1,6 @@
 package io.kvreuse.benchmarks.rest;
 
+import io.kvreuse.testkit.KvReuseClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.Arrays;
@@ -49,7 +50,7 @@ final class OpenLoop {
     }
 
     static Result run(
-            Http http,
+            KvReuseClient http,
             int ratePerSecond,
             double seconds,
             IntFunction<HttpRequest> requests,

@@ -1,5 +1,8 @@
 package io.kvreuse.benchmarks.rest;
 
+import io.kvreuse.testkit.FleetBuilder;
+import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.SampleContracts;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -10,7 +13,6 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import tools.jackson.databind.JsonNode;
 
 /**
  * REST benchmarks of the router's hot path against the built jar: inventory ingestion durable in
@@ -36,7 +38,7 @@ public final class RestBenchmark {
         double seconds = args.length > 2 ? Double.parseDouble(args[2]) : 30;
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         try (ControlPlane cp = ControlPlane.start(jar, ControlPlane.tempHome(), java)) {
-            Http http = new Http(cp.baseUrl);
+            KvReuseClient http = new KvReuseClient(cp.baseUrl);
             Fleet fleet = Fleet.build(http, cp.operator);
             ingest(http, fleet);
             String router = fleet.router;
@@ -75,7 +77,7 @@ public final class RestBenchmark {
         return i < 0 ? "status " + r.statusCode() : body.substring(i + 10, body.indexOf('"', i + 10));
     }
 
-    private static void ingest(Http http, Fleet fleet) throws Exception {
+    private static void ingest(KvReuseClient http, Fleet fleet) throws Exception {
         List<Runnable> batches = new ArrayList<>();
         long blocks = 0;
         for (Fleet.Donor d : fleet.donors) {
@@ -98,7 +100,7 @@ public final class RestBenchmark {
                 List<Map<String, Object>> slice = all.subList(from, Math.min(all.size(), from + BATCH));
                 for (int rank = 0; rank < TP; rank++) {
                     long eventId = ++next[rank];
-                    String body = Http.json.writeValueAsString(Map.of(
+                    String body = KvReuseClient.JSON.writeValueAsString(Map.of(
                             "rank",
                             rank,
                             "firstEventId",
@@ -148,109 +150,34 @@ public final class RestBenchmark {
 
         record Donor(String token, String id, String bankId, List<long[]> chains) {}
 
-        static Fleet build(Http http, String operator) throws Exception {
+        static Fleet build(KvReuseClient http, String operator) {
             Fleet f = new Fleet();
-            f.router = http.send(
-                            "POST",
-                            "/api/v1/tokens",
-                            operator,
-                            Map.of("role", "ROUTER", "subject", "bench-router"),
-                            201)
-                    .get("token")
-                    .asString();
-            JsonNode settings = http.send("GET", "/api/v1/settings/reuse", operator, null, 200);
-            Map<String, Object> doc = Http.json.convertValue(settings, Map.class);
-            doc.remove("version");
-            doc.put("enabled", true);
-            doc.put("maxInflightPerDonor", 100_000);
-            doc.put("maxInflightPerTarget", 100_000);
-            http.send("PUT", "/api/v1/settings/reuse", operator, doc, 200);
-            Map<String, Object> contract = new LinkedHashMap<>();
-            contract.putAll(Map.of(
-                    "modelId",
-                    "bench-model",
-                    "modelRevision",
-                    "r1",
-                    "tokenizerRevision",
-                    "t1",
-                    "engine",
-                    "vllm",
-                    "engineVersion",
-                    "0.11.0",
-                    "dtype",
-                    "bfloat16",
-                    "kvCacheDtype",
-                    "bfloat16",
-                    "numLayers",
-                    32,
-                    "numKvHeads",
-                    8,
-                    "headDim",
-                    128));
-            contract.putAll(Map.of(
-                    "attentionBackend",
-                    "FLASH_ATTN",
-                    "blockSizeTokens",
-                    16,
-                    "hashFormat",
-                    "sha256-cbor-64",
-                    "memoryLayout",
-                    "LAYER_SEPARATE",
-                    "kvLayout",
-                    "NHD",
-                    "bytesPerBlockPerRank",
-                    1048576,
-                    "tpSize",
-                    TP,
-                    "dpSize",
-                    1,
-                    "ppSize",
-                    1,
-                    "cpSize",
-                    1));
-            contract.put("transportClass", "GPU_CUDA_IPC");
-            String domain = http.send("POST", "/api/v1/domains", operator, contract, 201)
-                    .get("domainId")
-                    .asString();
+            FleetBuilder builder = new FleetBuilder(http.as(operator));
+            f.router = builder.token("ROUTER", null);
+            builder.reuseSettings(
+                    Map.of("enabled", true, "maxInflightPerDonor", 100_000, "maxInflightPerTarget", 100_000));
+            Map<String, Object> contract = SampleContracts.unique("bench-model");
+            contract.put("tpSize", TP);
+            String domain = builder.domain(contract);
             SplittableRandom random = new SplittableRandom(7);
             for (int h = 0; h < HOSTS; h++) {
                 String host = "bench-host-" + h;
                 List<Donor> local = new ArrayList<>();
                 int gpu = 0;
                 for (int d = 0; d < DONORS_PER_HOST; d++) {
-                    String token = engine(http, operator);
-                    String id = register(http, token, "DECODE", domain, host, gpu);
+                    FleetBuilder.Donor ready =
+                            builder.donor(domain, host, TP, gpu, CONVERSATIONS_PER_DONOR * CHAIN, 1048576);
                     gpu += TP;
-                    http.send("POST", "/api/v1/incarnations/" + id + "/heartbeat", token, Map.of(), 200);
-                    List<Map<String, Object>> parts = new ArrayList<>();
-                    for (int r = 0; r < TP; r++) {
-                        parts.add(Map.of(
-                                "rank", r, "regionRef", "shm://bench-" + id + "-" + r, "bytesPerBlock", 1048576));
-                    }
-                    String bankId = http.send(
-                                    "POST",
-                                    "/api/v1/incarnations/" + id + "/banks",
-                                    token,
-                                    Map.of("capacityBlocks", CONVERSATIONS_PER_DONOR * CHAIN, "parts", parts),
-                                    201)
-                            .get("bankId")
-                            .asString();
-                    for (int r = 0; r < TP; r++) {
-                        http.send("POST", "/api/v1/banks/" + bankId + "/parts/" + r + "/ready", token, Map.of(), 200);
-                    }
                     List<long[]> chains = new ArrayList<>();
                     for (int c = 0; c < CONVERSATIONS_PER_DONOR; c++) {
                         chains.add(random.longs(CHAIN).toArray());
                     }
-                    Donor donor = new Donor(token, id, bankId, chains);
+                    Donor donor = new Donor(ready.token(), ready.id(), ready.bankId(), chains);
                     local.add(donor);
                     f.donors.add(donor);
                 }
                 f.donorsByHost.add(local);
-                String token = engine(http, operator);
-                String target = register(http, token, "PREFILL", domain, host, gpu);
-                http.send("POST", "/api/v1/incarnations/" + target + "/heartbeat", token, Map.of(), 200);
-                f.targets.add(target);
+                f.targets.add(builder.target(domain, host, TP, gpu).id());
             }
             return f;
         }
@@ -278,45 +205,6 @@ public final class RestBenchmark {
                     .append(random.nextInt(64))
                     .append('}')
                     .toString();
-        }
-
-        private static String engine(Http http, String operator) throws Exception {
-            return http.send(
-                            "POST",
-                            "/api/v1/tokens",
-                            operator,
-                            Map.of("role", "ENGINE", "subject", "bench-" + UUID.randomUUID()),
-                            201)
-                    .get("token")
-                    .asString();
-        }
-
-        private static String register(Http http, String token, String role, String domain, String host, int firstGpu)
-                throws Exception {
-            List<Map<String, Object>> ranks = new ArrayList<>();
-            for (int r = 0; r < TP; r++) {
-                ranks.add(Map.of("rank", r, "gpuOrdinal", firstGpu + r, "gpuUuid", "GPU-" + UUID.randomUUID()));
-            }
-            return http.send(
-                            "POST",
-                            "/api/v1/incarnations",
-                            token,
-                            Map.of(
-                                    "role",
-                                    role,
-                                    "domainId",
-                                    domain,
-                                    "hostId",
-                                    host,
-                                    "controlEndpoint",
-                                    "tcp://" + host + ":5557",
-                                    "capabilities",
-                                    List.of("kv.fetch_gpu@1.0"),
-                                    "ranks",
-                                    ranks),
-                            201)
-                    .get("incarnationId")
-                    .asString();
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.kvreuse.benchmarks.rest;
 
+import io.kvreuse.testkit.KvReuseClient;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
@@ -16,7 +17,7 @@ record ServerHistogram(TreeMap<Double, Long> cumulative) {
             "^kvreuse_selection_latency_seconds_bucket\\{[^}]*le=\\\"([^\\\"]+)\\\"[^}]*} ([0-9.eE+]+)$",
             Pattern.MULTILINE);
 
-    static ServerHistogram read(Http http, String token) throws Exception {
+    static ServerHistogram read(KvReuseClient http, String token) throws Exception {
         var r = http.sendAsync(http.request("GET", "/actuator/prometheus", token, null))
                 .get();
         TreeMap<Double, Long> buckets = new TreeMap<>();

@@ -2,6 +2,8 @@ package io.kvreuse.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.testkit.Answer;
+import io.kvreuse.testkit.KvReuseClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -148,7 +150,7 @@ class AuthorizationMatrixSystemTests {
 
     @Test
     void hostBoundTokensActOnlyOnTheirHostEvenOneNobodyRegistered() throws Exception {
-        Api api = fleet.api;
+        KvReuseClient api = fleet.api;
         String operator = fleet.tokens.get(Caller.OPERATOR);
         String unclaimed = "unclaimed-" + java.util.UUID.randomUUID();
         DatabaseSnapshot before;
@@ -207,7 +209,7 @@ class AuthorizationMatrixSystemTests {
 
     @Test
     void aTargetMayNeitherOfferNorNameMemoryItDidNotRegister() throws Exception {
-        Api api = fleet.api;
+        KvReuseClient api = fleet.api;
         String engine = fleet.tokens.get(Caller.ENGINE);
         String lease = (String) fleet.ids.get("proposedLeaseId");
         DatabaseSnapshot before;
@@ -239,7 +241,7 @@ class AuthorizationMatrixSystemTests {
         assertThat(changed).as("tables changed by refused destinations").isEmpty();
     }
 
-    private static Api.Response destination(Api api, String engine, String lease, String ref) throws Exception {
+    private static Answer destination(KvReuseClient api, String engine, String lease, String ref) throws Exception {
         return api.post(
                 "/api/v1/leases/" + lease + "/destination",
                 engine,
@@ -250,7 +252,7 @@ class AuthorizationMatrixSystemTests {
                         List.of(Map.of("rank", 0, "regionRef", ref, "slots", List.of(List.of(16, 8))))));
     }
 
-    private static tools.jackson.databind.JsonNode expectProblem(Api.Response r, int status, String slug) {
+    private static tools.jackson.databind.JsonNode expectProblem(Answer r, int status, String slug) {
         assertThat(r.status()).as(r.toString()).isEqualTo(status);
         assertThat(r.contentType()).as(r.toString()).startsWith("application/problem+json");
         tools.jackson.databind.JsonNode problem = r.json();

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvreuse.sim.SimDecodeEngine;
 import io.kvreuse.sim.SimHttp;
 import io.kvreuse.sim.SimPrefillEngine;
+import io.kvreuse.testkit.Answer;
+import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.SampleContracts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,7 +42,7 @@ class DataPlaneSystemTests {
     static Path home;
 
     static KvReuseProcess controlPlane;
-    static Api api;
+    static KvReuseClient api;
     static String operator;
 
     @BeforeAll
@@ -48,7 +51,7 @@ class DataPlaneSystemTests {
         // unprofitable in these domains; it is tested on its own, so it stays out of the way here
         controlPlane = KvReuseProcess.startEmbedded(
                 home, Map.of("KVREUSE_LEASES_SWEEPINTERVAL", "200ms", "KVREUSE_LEASES_CALIBRATION_INTERVAL", "1h"));
-        api = new Api(controlPlane.baseUrl());
+        api = new KvReuseClient(controlPlane.baseUrl());
         operator = Files.readString(home.resolve("bootstrap-token")).strip();
         settings(2_000);
     }
@@ -246,12 +249,12 @@ class DataPlaneSystemTests {
     }
 
     interface Call {
-        Api.Response call() throws Exception;
+        Answer call() throws Exception;
     }
 
-    private static Api.Response await(String what, Call call, Predicate<Api.Response> done) throws Exception {
+    private static Answer await(String what, Call call, Predicate<Answer> done) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        Api.Response last = null;
+        Answer last = null;
         while (System.nanoTime() < deadline) {
             last = call.call();
             if (done.test(last)) {
@@ -263,7 +266,7 @@ class DataPlaneSystemTests {
     }
 
     private static Map<String, Double> prometheus(KvReuseProcess agent) throws Exception {
-        var r = new Api(agent.baseUrl()).get("/actuator/prometheus", null);
+        var r = new KvReuseClient(agent.baseUrl()).get("/actuator/prometheus");
         assertThat(r.status()).as(r.toString()).isEqualTo(200);
         Map<String, Double> values = new HashMap<>();
         for (String line : r.body().split("\n")) {
@@ -280,7 +283,7 @@ class DataPlaneSystemTests {
     }
 
     private static void settings(long transferDeadlineMs) throws Exception {
-        Map<String, Object> doc = Api.json.convertValue(
+        Map<String, Object> doc = KvReuseClient.JSON.convertValue(
                 api.get("/api/v1/settings/reuse", operator).json(), Map.class);
         doc.remove("version");
         doc.put("enabled", true);

@@ -1,17 +1,14 @@
 package io.kvreuse.system;
 
+import io.kvreuse.testkit.Answer;
+import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.Requests;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -83,7 +80,7 @@ final class DecodeEngineProcess implements AutoCloseable {
 
     public static void main(String[] args) throws Exception {
         Engine engine = new Engine(args[0], System.getenv("KVREUSE_SIM_TOKEN"));
-        Api.Response registered = engine.post("/api/v1/incarnations", registration(args[1], args[2], args[3]));
+        Answer registered = engine.post("/api/v1/incarnations", registration(args[1], args[2], args[3]));
         if (registered.status() != 201) {
             System.out.println("REFUSED " + registered.status() + " " + registered.body());
             return;
@@ -106,37 +103,23 @@ final class DecodeEngineProcess implements AutoCloseable {
         for (int r = 0; r < 2; r++) {
             ranks.add(Map.of("rank", r, "gpuOrdinal", r, "gpuUuid", "GPU-" + stableName + "-" + r));
         }
-        Map<String, Object> body = new LinkedHashMap<>();
+        Map<String, Object> body = Requests.registration("DECODE", domain, host, List.of("kv.fetch_gpu@1.0"), ranks);
         body.put("stableName", stableName);
-        body.put("role", "DECODE");
-        body.put("domainId", domain);
-        body.put("hostId", host);
-        body.put("controlEndpoint", "tcp://" + host + ":5557");
-        body.put("capabilities", List.of("kv.fetch_gpu@1.0"));
-        body.put("ranks", ranks);
         return body;
     }
 
     /** The engine's side of the API, with its ENGINE token. */
     private static final class Engine {
-        private final HttpClient http =
-                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        private final String baseUrl;
-        private final String token;
+        private final KvReuseClient client;
         private volatile long epoch;
 
         Engine(String baseUrl, String token) {
-            this.baseUrl = baseUrl;
-            this.token = token;
+            this.client = new KvReuseClient(baseUrl, token);
         }
 
         String bank(String id) throws Exception {
-            List<Map<String, Object>> parts = new ArrayList<>();
-            for (int r = 0; r < 2; r++) {
-                parts.add(Map.of("rank", r, "regionRef", "shm://engine-" + id + "-" + r, "bytesPerBlock", 1 << 20));
-            }
-            String bank = expect(
-                            post("/api/v1/incarnations/" + id + "/banks", Map.of("capacityBlocks", 64, "parts", parts)))
+            List<Map<String, Object>> parts = Requests.bankParts(2, "engine-" + id, 1 << 20);
+            String bank = expect(post("/api/v1/incarnations/" + id + "/banks", Requests.bank(64, parts)))
                     .json()
                     .get("bankId")
                     .asString();
@@ -147,32 +130,18 @@ final class DecodeEngineProcess implements AutoCloseable {
         }
 
         void store(String bank, List<String> chain) throws Exception {
+            long[] hashes = chain.stream().mapToLong(Long::parseUnsignedLong).toArray();
             for (int r = 0; r < 2; r++) {
-                List<Map<String, Object>> blocks = new ArrayList<>();
-                for (int i = 0; i < chain.size(); i++) {
-                    Map<String, Object> b =
-                            new LinkedHashMap<>(Map.of("seqHash", chain.get(i), "position", i, "slot", i));
-                    if (i > 0) {
-                        b.put("parentHash", chain.get(i - 1));
-                    }
-                    blocks.add(b);
-                }
                 expect(post(
                         "/api/v1/banks/" + bank + "/events",
-                        Map.of(
-                                "rank",
-                                r,
-                                "firstEventId",
-                                1,
-                                "events",
-                                List.of(Map.of("type", "STORED", "blocks", blocks)))));
+                        Requests.events(r, 1, List.of(Requests.stored(hashes, 0)))));
             }
         }
 
         void heartbeats(String id) {
             while (true) {
                 try {
-                    Api.Response r = post("/api/v1/incarnations/" + id + "/heartbeat", Map.of());
+                    Answer r = post("/api/v1/incarnations/" + id + "/heartbeat", Map.of());
                     if (r.status() == 200) {
                         epoch = r.json().get("fencingEpoch").asLong();
                     }
@@ -185,7 +154,7 @@ final class DecodeEngineProcess implements AutoCloseable {
 
         void commands(String id) throws Exception {
             while (true) {
-                Api.Response r = get("/api/v1/incarnations/" + id + "/commands?waitMs=1000");
+                Answer r = get("/api/v1/incarnations/" + id + "/commands?waitMs=1000");
                 if (r.status() != 200) {
                     Thread.sleep(200);
                     continue;
@@ -199,31 +168,19 @@ final class DecodeEngineProcess implements AutoCloseable {
             }
         }
 
-        Api.Response expect(Api.Response r) {
+        Answer expect(Answer r) {
             if (r.status() / 100 != 2) {
                 throw new IllegalStateException("engine call failed: " + r);
             }
             return r;
         }
 
-        Api.Response post(String path, Object body) throws Exception {
-            return send(HttpRequest.newBuilder(URI.create(baseUrl + path))
-                    .header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(Api.json.writeValueAsString(body))));
+        Answer post(String path, Object body) {
+            return client.post(path, body);
         }
 
-        Api.Response get(String path) throws Exception {
-            return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).GET());
-        }
-
-        private Api.Response send(HttpRequest.Builder request) throws Exception {
-            HttpResponse<String> r = http.send(
-                    request.header("Authorization", "Bearer " + token)
-                            .timeout(Duration.ofSeconds(30))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
-            return new Api.Response(
-                    r.statusCode(), r.headers().firstValue("Content-Type").orElse(""), r.body());
+        Answer get(String path) {
+            return client.get(path);
         }
     }
 }

@@ -2,6 +2,7 @@ package io.kvreuse.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.testkit.KvReuseClient;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -162,7 +163,7 @@ class DemoSystemTests {
                 .as("a wrong token is refused")
                 .startsWith("/login?error");
         assertThat(signIn(baseUrl, token)).as("the printed token signs in").isEqualTo("/admin");
-        var settings = new Api(baseUrl).get("/api/v1/settings/reuse", token);
+        var settings = new KvReuseClient(baseUrl).get("/api/v1/settings/reuse", token);
         assertThat(settings.status()).as(settings.toString()).isEqualTo(200);
     }
 

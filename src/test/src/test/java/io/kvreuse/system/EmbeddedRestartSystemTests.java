@@ -2,6 +2,8 @@ package io.kvreuse.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.SampleContracts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -29,7 +31,7 @@ class EmbeddedRestartSystemTests {
             assertThat(tokenFile).exists();
             operator = Files.readString(tokenFile).strip();
             assertThat(kvreuse.tail()).contains("DEVELOPMENT MODE").contains(tokenFile.toString());
-            Api api = new Api(kvreuse.baseUrl());
+            KvReuseClient api = new KvReuseClient(kvreuse.baseUrl());
 
             var engineToken = api.post("/api/v1/tokens", operator, Map.of("role", "ENGINE", "subject", "decode-pod-a"));
             assertThat(engineToken.status()).as(engineToken.toString()).isEqualTo(201);
@@ -64,7 +66,7 @@ class EmbeddedRestartSystemTests {
         }
 
         try (KvReuseProcess restarted = KvReuseProcess.startEmbedded(home)) {
-            Api api = new Api(restarted.baseUrl());
+            KvReuseClient api = new KvReuseClient(restarted.baseUrl());
             assertThat(Files.readString(home.resolve("bootstrap-token")).strip())
                     .isEqualTo(operator);
 

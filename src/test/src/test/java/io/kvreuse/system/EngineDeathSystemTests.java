@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvreuse.sim.SimHttp;
 import io.kvreuse.sim.SimPrefillEngine;
+import io.kvreuse.testkit.Answer;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -84,7 +85,7 @@ class EngineDeathSystemTests {
                 assertThat(pinnedBlocks(cp, donor.bankId)).isEqualTo(2L * BLOCKS);
 
                 // its stable name is not free
-                Api.Response again = cp.api.post(
+                Answer again = cp.api.post(
                         "/api/v1/incarnations",
                         cp.mint("ENGINE", "decode-again"),
                         registration(domain, host, stableName));
@@ -95,7 +96,7 @@ class EngineDeathSystemTests {
                 assertThat(cp.api.get("/api/v1/cleanup/candidates", cp.operator).json())
                         .anySatisfy(c ->
                                 assertThat(c.get("incarnationId").asString()).isEqualTo(donor.incarnationId));
-                Api.Response planned =
+                Answer planned =
                         cp.api.post("/api/v1/cleanup/plans", cp.operator, Map.of("incarnationId", donor.incarnationId));
                 assertThat(planned.status()).as(planned.toString()).isEqualTo(201);
                 JsonNode plan = planned.json();
@@ -119,12 +120,12 @@ class EngineDeathSystemTests {
                         "engine process killed (system test)",
                         "quiescenceAttested",
                         plan.get("attestationRequired").asBoolean());
-                Api.Response executed = cp.api.post(execute, cp.operator, body);
+                Answer executed = cp.api.post(execute, cp.operator, body);
                 assertThat(executed.status()).as(executed.toString()).isEqualTo(200);
                 assertThat(executed.json().get("state").asString()).isEqualTo("RECLAIMED");
                 assertThat(executed.json().get("leasesEnded").asInt()).isEqualTo(unfinished.size());
                 assertThat(executed.json().get("banksDropped").asLong()).isEqualTo(1);
-                Api.Response twice = cp.api.post(execute, cp.operator, body);
+                Answer twice = cp.api.post(execute, cp.operator, body);
                 assertThat(twice.status()).as(twice.toString()).isEqualTo(409);
 
                 for (String ended : unfinished) {

@@ -3,10 +3,9 @@ package io.kvreuse.system;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import io.kvreuse.testkit.Answer;
+import io.kvreuse.testkit.KvReuseClient;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -40,8 +39,6 @@ class FirstRunSystemTests {
     static Path home;
 
     private static KvReuseProcess kvreuse;
-    private final HttpClient http =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @BeforeAll
     static void startAsANewcomerDoes() throws Exception {
@@ -84,10 +81,10 @@ class FirstRunSystemTests {
 
         // what the banner names exists: the sign-in page, and the API document for the token in the file
         String token = Files.readString(tokenFile).strip();
-        assertThat(send("GET", "/login", null, null).statusCode()).isEqualTo(200);
-        HttpResponse<String> docs = send("GET", "/v3/api-docs", token, null);
-        assertThat(docs.statusCode()).isEqualTo(200);
-        assertThat(Api.json.readTree(docs.body()).get("paths").has("/api/v1/donor-selections"))
+        assertThat(send("GET", "/login", null, null).status()).isEqualTo(200);
+        Answer docs = send("GET", "/v3/api-docs", token, null);
+        assertThat(docs.status()).isEqualTo(200);
+        assertThat(KvReuseClient.JSON.readTree(docs.body()).get("paths").has("/api/v1/donor-selections"))
                 .isTrue();
     }
 
@@ -103,7 +100,7 @@ class FirstRunSystemTests {
         kept.put(
                 guide.tokenVariable,
                 Files.readString(home.resolve("bootstrap-token")).strip());
-        HttpResponse<String> last = null;
+        Answer last = null;
         for (QuickStartDoc.Call call : guide.calls) {
             String path = substitute(call.path(), kept, call);
             String token = kept.get(call.tokenVariable());
@@ -111,12 +108,12 @@ class FirstRunSystemTests {
                     .as("call %d: $%s is kept before it is used", call.number(), call.tokenVariable())
                     .isNotNull();
             String body = call.body() == null ? null : substitute(call.body(), kept, call);
-            HttpResponse<String> response = send(call.method(), path, token, body);
+            Answer response = send(call.method(), path, token, body);
             String where = "call " + call.number() + " (" + call.method() + " " + call.path() + ") answered "
-                    + response.statusCode() + " " + response.body();
-            assertThat(response.statusCode()).as(where).isEqualTo(call.status());
-            JsonNode actual = Api.json.readTree(response.body());
-            JsonNode expected = Api.json.readTree(call.answer());
+                    + response.status() + " " + response.body();
+            assertThat(response.status()).as(where).isEqualTo(call.status());
+            JsonNode actual = KvReuseClient.JSON.readTree(response.body());
+            JsonNode expected = KvReuseClient.JSON.readTree(call.answer());
             List<String> differences = new ArrayList<>();
             compare("$", expected, actual, kept, differences);
             assertThat(differences).as(where).isEmpty();
@@ -131,7 +128,7 @@ class FirstRunSystemTests {
         }
         QuickStartDoc.Call final_ = guide.calls.getLast();
         assertThat(final_.method() + " " + final_.path()).isEqualTo("POST /api/v1/donor-selections");
-        JsonNode answer = Api.json.readTree(last.body());
+        JsonNode answer = KvReuseClient.JSON.readTree(last.body());
         assertThat(answer.get("decision").asString()).isEqualTo("HINT");
         assertThat(answer.get("reason")).as("a hint has no no-hint reason").isNull();
         assertThat(answer.get("hint").get("actions").get(0).get("action_type").asString())
@@ -164,14 +161,15 @@ class FirstRunSystemTests {
     @Test
     void anAnswerUnlikeTheOneShownIsADifference() {
         Map<String, String> kept = Map.of("DONOR_ID", "444410cb-ffbf-4e8b-8683-8683e817be57");
-        JsonNode shown = Api.json.readTree(
+        JsonNode shown = KvReuseClient.JSON.readTree(
                 "{\"incarnationId\": \"$DONOR_ID\", \"state\": \"READY\", \"fencingEpoch\": 2, \"at\": \"…Z\"}");
         List<String> same = new ArrayList<>();
         compare(
                 "$",
                 shown,
-                Api.json.readTree("{\"incarnationId\": \"444410cb-ffbf-4e8b-8683-8683e817be57\", \"state\": \"READY\","
-                        + " \"fencingEpoch\": 2, \"at\": \"2026-12-01T13:12:03Z\"}"),
+                KvReuseClient.JSON.readTree(
+                        "{\"incarnationId\": \"444410cb-ffbf-4e8b-8683-8683e817be57\", \"state\": \"READY\","
+                                + " \"fencingEpoch\": 2, \"at\": \"2026-12-01T13:12:03Z\"}"),
                 kept,
                 same);
         assertThat(same).isEmpty();
@@ -185,7 +183,7 @@ class FirstRunSystemTests {
                 "{" + id + ", \"state\": \"READY\", \"fencingEpoch\": 2}",
                 "{" + id + ", \"state\": \"READY\", \"fencingEpoch\": 2, \"at\": \"xZ\", \"extra\": 1}")) {
             List<String> differences = new ArrayList<>();
-            compare("$", shown, Api.json.readTree(answer), kept, differences);
+            compare("$", shown, KvReuseClient.JSON.readTree(answer), kept, differences);
             assertThat(differences).as(answer).isNotEmpty();
         }
     }
@@ -272,19 +270,8 @@ class FirstRunSystemTests {
         return actual.matches(regex.toString());
     }
 
-    private HttpResponse<String> send(String method, String path, String token, String body) throws Exception {
-        HttpRequest.Builder request =
-                HttpRequest.newBuilder(URI.create(kvreuse.baseUrl() + path)).timeout(Duration.ofSeconds(30));
-        if (token != null) {
-            request.header("Authorization", "Bearer " + token);
-        }
-        if (body != null) {
-            request.header("Content-Type", "application/json");
-            request.method(method, HttpRequest.BodyPublishers.ofString(body));
-        } else {
-            request.method(method, HttpRequest.BodyPublishers.noBody());
-        }
-        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    private Answer send(String method, String path, String token, String body) {
+        return new KvReuseClient(kvreuse.baseUrl()).send(method, path, token, body, Duration.ofSeconds(30));
     }
 
     private static int indexOf(List<String> lines, String line) {

@@ -1,5 +1,6 @@
 package io.kvreuse.system;
 
+import io.kvreuse.testkit.KvReuseClient;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -261,7 +262,7 @@ final class FuzzRequests {
      */
     private @org.jspecify.annotations.Nullable Arbitrary<RawHttp.Request> lenientJson(
             OpenApiDocument.Operation op, RawHttp.Request valid) {
-        JsonNode body = Api.json.readTree(valid.body());
+        JsonNode body = KvReuseClient.JSON.readTree(valid.body());
         if (!(body instanceof ObjectNode object) || object.isEmpty()) {
             return null;
         }
@@ -317,7 +318,7 @@ final class FuzzRequests {
 
     /** The whole body or one field (present or optional) of the wrong JSON type. */
     private Arbitrary<RawHttp.Request> mistyped(OpenApiDocument.Operation op, RawHttp.Request valid) {
-        JsonNode body = Api.json.readTree(valid.body());
+        JsonNode body = KvReuseClient.JSON.readTree(valid.body());
         List<SchemaValues.Field> fields = SchemaValues.fields(op.body());
         return Arbitraries.of(fields)
                 .flatMap(f -> Arbitraries.of(wrongTypes(f.schema()))
@@ -341,7 +342,7 @@ final class FuzzRequests {
 
     /** One field given a value outside what the schema allows, or a required field left out. */
     private Arbitrary<RawHttp.Request> outOfContract(OpenApiDocument.Operation op, RawHttp.Request valid) {
-        JsonNode body = Api.json.readTree(valid.body());
+        JsonNode body = KvReuseClient.JSON.readTree(valid.body());
         List<Map.Entry<SchemaValues.Field, JsonNode>> cases = new ArrayList<>();
         for (SchemaValues.Field f : SchemaValues.fields(op.body())) {
             if (f.required() && !f.at().isEmpty() && !(f.at().getLast() instanceof Integer)) {
@@ -482,7 +483,7 @@ final class FuzzRequests {
             if (!add) {
                 return r;
             }
-            JsonNode body = Api.json.readTree(r.body());
+            JsonNode body = KvReuseClient.JSON.readTree(r.body());
             if (!(body instanceof ObjectNode o)) {
                 return r;
             }
@@ -513,7 +514,7 @@ final class FuzzRequests {
         RawHttp.Request valid = values.request(op, fleet.tokens.get(caller));
         List<Arbitrary<Fuzz>> kinds = new ArrayList<>();
         if (op.body() != null) {
-            JsonNode body = Api.json.readTree(valid.body());
+            JsonNode body = KvReuseClient.JSON.readTree(valid.body());
             List<SchemaValues.Field> fields = SchemaValues.fields(op.body()).stream()
                     .filter(f -> !f.at().isEmpty())
                     .toList();

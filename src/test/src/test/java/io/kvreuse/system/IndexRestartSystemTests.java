@@ -2,6 +2,8 @@ package io.kvreuse.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.SampleContracts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -39,7 +41,7 @@ class IndexRestartSystemTests {
         JsonNode before;
         JsonNode missBefore;
         try (KvReuseProcess kvreuse = KvReuseProcess.startEmbedded(home, env)) {
-            Api api = new Api(kvreuse.baseUrl());
+            KvReuseClient api = new KvReuseClient(kvreuse.baseUrl());
             operator = Files.readString(home.resolve("bootstrap-token")).strip();
             router = mint(api, operator, "ROUTER", "router-a");
             enableReuse(api, operator);
@@ -82,7 +84,7 @@ class IndexRestartSystemTests {
         }
 
         try (KvReuseProcess restarted = KvReuseProcess.startEmbedded(home, env)) {
-            Api api = new Api(restarted.baseUrl());
+            KvReuseClient api = new KvReuseClient(restarted.baseUrl());
             // the deadline counts from arrival: a cold JVM's first answers may be DEADLINE, never another no-hint
             JsonNode after = select(api, router, targetId, request);
             for (int i = 0; i < 200 && isDeadline(after); i++) {
@@ -110,7 +112,8 @@ class IndexRestartSystemTests {
                 && answer.path("reason").asString().equals("DEADLINE");
     }
 
-    private static JsonNode awaitHint(Api api, String router, String targetId, List<String> request) throws Exception {
+    private static JsonNode awaitHint(KvReuseClient api, String router, String targetId, List<String> request)
+            throws Exception {
         JsonNode answer = null;
         for (int i = 0; i < 200; i++) {
             answer = select(api, router, targetId, request);
@@ -122,7 +125,8 @@ class IndexRestartSystemTests {
         throw new AssertionError("no hint before the restart: " + answer);
     }
 
-    private static JsonNode select(Api api, String router, String targetId, List<String> hashes) throws Exception {
+    private static JsonNode select(KvReuseClient api, String router, String targetId, List<String> hashes)
+            throws Exception {
         var r = api.post(
                 "/api/v1/donor-selections",
                 router,
@@ -154,9 +158,9 @@ class IndexRestartSystemTests {
         return Map.of("type", "STORED", "blocks", blocks);
     }
 
-    private static void enableReuse(Api api, String operator) throws Exception {
+    private static void enableReuse(KvReuseClient api, String operator) throws Exception {
         var current = api.get("/api/v1/settings/reuse", operator).json();
-        Map<String, Object> doc = Api.json.convertValue(current, Map.class);
+        Map<String, Object> doc = KvReuseClient.JSON.convertValue(current, Map.class);
         doc.remove("version");
         doc.put("enabled", true);
         doc.put("minGainMs", 0.0);
@@ -166,15 +170,15 @@ class IndexRestartSystemTests {
         assertThat(put.status()).as(put.toString()).isEqualTo(200);
     }
 
-    private static String mint(Api api, String operator, String role, String subject) throws Exception {
+    private static String mint(KvReuseClient api, String operator, String role, String subject) throws Exception {
         var r = api.post(
                 "/api/v1/tokens", operator, Map.of("role", role, "subject", subject + "-" + UUID.randomUUID()));
         assertThat(r.status()).as(r.toString()).isEqualTo(201);
         return r.json().get("token").asString();
     }
 
-    private static String register(Api api, String token, String role, String domain, String host, int firstGpu)
-            throws Exception {
+    private static String register(
+            KvReuseClient api, String token, String role, String domain, String host, int firstGpu) throws Exception {
         var r = api.post(
                 "/api/v1/incarnations",
                 token,
@@ -197,7 +201,7 @@ class IndexRestartSystemTests {
         return r.json().get("incarnationId").asString();
     }
 
-    private static void heartbeat(Api api, String token, String id) throws Exception {
+    private static void heartbeat(KvReuseClient api, String token, String id) throws Exception {
         var r = api.post("/api/v1/incarnations/" + id + "/heartbeat", token, Map.of());
         assertThat(r.status()).as(r.toString()).isEqualTo(200);
     }

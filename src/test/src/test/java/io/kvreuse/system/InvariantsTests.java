@@ -454,7 +454,9 @@ class InvariantsTests {
                 "INSERT INTO transfer_order (order_id, lease_id, host_id, state, deadline) VALUES ('%s', '%s', 'h1', '%s', now())"
                         .formatted(orderId, lease, order));
         s.execute("""
-                INSERT INTO transfer_part (order_id, rank, source, destination, slot_runs, bytes, state)
-                VALUES ('%s', 0, '{}', '{}', '[]', 4096, '%s')""".formatted(orderId, part));
+                INSERT INTO transfer_part (order_id, rank, slot_runs, bytes, state, bytes_per_block, source_host_id,
+                    source_gpu_ordinal, source_region_ref, destination_host_id, destination_gpu_ordinal,
+                    destination_region_ref, destination_slot_runs, destination_regions)
+                VALUES ('%s', 0, '[]', 4096, '%s', 4096, 'h1', 0, 'shm://s', 'h1', 1, 'shm://t', '[]', '{}')""".formatted(orderId, part));
     }
 }

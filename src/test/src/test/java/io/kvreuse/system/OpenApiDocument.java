@@ -1,5 +1,6 @@
 package io.kvreuse.system;
 
+import io.kvreuse.testkit.KvReuseClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -104,7 +105,7 @@ final class OpenApiDocument {
             String field = names.next();
             JsonNode value = schema.get(field);
             if (field.equals("properties")) {
-                ObjectNode props = Api.json.createObjectNode();
+                ObjectNode props = KvReuseClient.JSON.createObjectNode();
                 for (Map.Entry<String, JsonNode> p : value.properties()) {
                     props.set(p.getKey(), resolve(p.getValue()));
                 }

@@ -2,6 +2,9 @@ package io.kvreuse.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.testkit.Answer;
+import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.SampleContracts;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -24,13 +27,13 @@ final class PgControlPlane implements AutoCloseable {
 
     final EmbeddedPostgres pg;
     final KvReuseProcess process;
-    final Api api;
+    final KvReuseClient api;
     final String operator;
 
     private PgControlPlane(EmbeddedPostgres pg, KvReuseProcess process, String operator) {
         this.pg = pg;
         this.process = process;
-        this.api = new Api(process.baseUrl());
+        this.api = new KvReuseClient(process.baseUrl());
         this.operator = operator;
     }
 
@@ -75,44 +78,32 @@ final class PgControlPlane implements AutoCloseable {
     }
 
     /** As {@link #mint(String, String)}, bound to {@code hostId} (every AGENT token is). */
-    String mint(String role, String subject, String hostId) throws Exception {
-        Map<String, Object> body = new HashMap<>(Map.of("role", role, "subject", subject + "-" + UUID.randomUUID()));
-        if (hostId != null) {
-            body.put("hostId", hostId);
-        }
-        var r = api.post("/api/v1/tokens", operator, body);
-        assertThat(r.status()).as(r.toString()).isEqualTo(201);
-        return r.json().get("token").asString();
+    String mint(String role, String subject, String hostId) {
+        return api.as(operator).mint(role, subject + "-" + UUID.randomUUID(), hostId);
     }
 
     /** A newly certified TP=2 domain of its own (cost-model calibration never crosses tests). */
-    String domain(int bytesPerBlockPerRank) throws Exception {
-        Map<String, Object> contract = new LinkedHashMap<>(SampleContracts.llamaTp2());
-        contract.put("modelId", "system-" + UUID.randomUUID());
+    String domain(int bytesPerBlockPerRank) {
+        Map<String, Object> contract = SampleContracts.unique("system");
         contract.put("bytesPerBlockPerRank", bytesPerBlockPerRank);
-        var r = api.post("/api/v1/domains", operator, contract);
-        assertThat(r.status()).as(r.toString()).isEqualTo(201);
-        return r.json().get("domainId").asString();
+        return api.as(operator).certify(contract);
     }
 
     /** Reuse on, every gain profitable, and the given deadlines. */
-    void reuse(long leaseTtlMs, long transferDeadlineMs, long abandonDeadlineMs) throws Exception {
-        Map<String, Object> doc = Api.json.convertValue(
-                api.get("/api/v1/settings/reuse", operator).json(), Map.class);
-        doc.remove("version");
-        doc.put("enabled", true);
-        doc.put("minGainMs", 0.0);
-        doc.put("minGainRatio", 0.0);
-        doc.put("minFetchBlocks", 1);
-        doc.put("maxFetchBlocks", 1024);
-        doc.put("maxFetchBytes", 1L << 32);
-        doc.put("leaseTtlMs", leaseTtlMs);
-        doc.put("transferDeadlineMs", transferDeadlineMs);
-        doc.put("abandonDeadlineMs", abandonDeadlineMs);
-        doc.put("maxInflightPerDonor", 1000);
-        doc.put("maxInflightPerTarget", 1000);
-        var put = api.put("/api/v1/settings/reuse", operator, doc);
-        assertThat(put.status()).as(put.toString()).isEqualTo(200);
+    void reuse(long leaseTtlMs, long transferDeadlineMs, long abandonDeadlineMs) {
+        Map<String, Object> changes = new LinkedHashMap<>();
+        changes.put("enabled", true);
+        changes.put("minGainMs", 0.0);
+        changes.put("minGainRatio", 0.0);
+        changes.put("minFetchBlocks", 1);
+        changes.put("maxFetchBlocks", 1024);
+        changes.put("maxFetchBytes", 1L << 32);
+        changes.put("leaseTtlMs", leaseTtlMs);
+        changes.put("transferDeadlineMs", transferDeadlineMs);
+        changes.put("abandonDeadlineMs", abandonDeadlineMs);
+        changes.put("maxInflightPerDonor", 1000);
+        changes.put("maxInflightPerTarget", 1000);
+        api.as(operator).changeReuseSettings(changes);
     }
 
     JsonNode lease(String id) throws Exception {
@@ -142,13 +133,13 @@ final class PgControlPlane implements AutoCloseable {
     }
 
     interface Call {
-        Api.Response call() throws Exception;
+        Answer call() throws Exception;
     }
 
     /** Polls {@code call} until {@code done} holds; fails with the last answer and the log's tail otherwise. */
-    Api.Response await(String what, Duration within, Call call, Predicate<Api.Response> done) throws Exception {
+    Answer await(String what, Duration within, Call call, Predicate<Answer> done) throws Exception {
         long deadline = System.nanoTime() + within.toNanos();
-        Api.Response last = null;
+        Answer last = null;
         while (System.nanoTime() < deadline) {
             last = call.call();
             if (done.test(last)) {

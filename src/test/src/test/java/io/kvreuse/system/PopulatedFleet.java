@@ -2,6 +2,9 @@ package io.kvreuse.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.testkit.Answer;
+import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.SampleContracts;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -33,7 +36,7 @@ final class PopulatedFleet implements AutoCloseable {
     final String operator = "kvr_fuzz-" + UUID.randomUUID();
     final EmbeddedPostgres pg;
     final KvReuseProcess app;
-    final Api api;
+    final KvReuseClient api;
     final RawHttp http;
     final Map<Caller, String> tokens = new EnumMap<>(Caller.class);
     /** Tokens that must all be refused: revoked, unknown, malformed. */
@@ -54,7 +57,7 @@ final class PopulatedFleet implements AutoCloseable {
     private PopulatedFleet(EmbeddedPostgres pg, KvReuseProcess app) {
         this.pg = pg;
         this.app = app;
-        this.api = new Api(app.baseUrl());
+        this.api = new KvReuseClient(app.baseUrl());
         this.http = new RawHttp(app.baseUrl());
     }
 
@@ -169,7 +172,7 @@ final class PopulatedFleet implements AutoCloseable {
                 engine,
                 Map.of("rank", 0, "firstEventId", 1, "events", List.of(Map.of("type", "STORED", "blocks", blocks)))));
 
-        Map<String, Object> s = Api.json.convertValue(
+        Map<String, Object> s = KvReuseClient.JSON.convertValue(
                 api.get("/api/v1/settings/reuse", operatorToken).json(), Map.class);
         s.remove("version");
         s.putAll(Map.of(
@@ -266,7 +269,7 @@ final class PopulatedFleet implements AutoCloseable {
     }
 
     private long heartbeat(String token, String id) throws Exception {
-        Api.Response r = api.post("/api/v1/incarnations/" + id + "/heartbeat", token, Map.of());
+        Answer r = api.post("/api/v1/incarnations/" + id + "/heartbeat", token, Map.of());
         ok(r);
         return r.json().get("fencingEpoch").asLong();
     }
@@ -357,11 +360,11 @@ final class PopulatedFleet implements AutoCloseable {
         }
     }
 
-    private static void ok(Api.Response r) {
+    private static void ok(Answer r) {
         assertThat(r.status()).as(r.toString()).isEqualTo(200);
     }
 
-    private static JsonNode created(Api.Response r) {
+    private static JsonNode created(Answer r) {
         assertThat(r.status()).as(r.toString()).isIn(200, 201);
         return r.json();
     }

@@ -1,8 +1,8 @@
 package io.kvreuse.system;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
+import io.kvreuse.testkit.Answer;
+import io.kvreuse.testkit.ApiCallException;
+import io.kvreuse.testkit.KvReuseClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -17,40 +17,22 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * HTTP with nothing assumed: any method, raw path, raw headers and raw body bytes, so a request can
- * be as wrong as a fuzzer wants. Batches go out concurrently, a few at a time.
+ * be as wrong as a fuzzer wants, sent by the kit's client. Batches go out concurrently, a few at a time.
  */
 final class RawHttp {
 
-    /*
-     * The client and the timeouts run on threads of their own. By default HttpClient completes
-     * sendAsync futures in ForkJoinPool.commonPool(), and CompletableFuture.orTimeout schedules there
-     * too; with 2 cores that pool has one worker, and a caller blocked on it (a test engine running
-     * a property there) starves every response delivery: requests looked unanswered while the
-     * server had long answered them.
-     */
-    private static final java.util.concurrent.ExecutorService EXECUTOR =
-            java.util.concurrent.Executors.newCachedThreadPool(daemon("raw-http"));
+    /* the timeouts run on a thread of their own (the kit's client has its own threads too) */
     private static final java.util.concurrent.ScheduledExecutorService TIMER =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(daemon("raw-http-timeout"));
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "raw-http-timeout");
+                t.setDaemon(true);
+                return t;
+            });
 
-    private final HttpClient client = HttpClient.newBuilder()
-            .connectTimeout(Duration.ofSeconds(5))
-            .version(HttpClient.Version.HTTP_1_1)
-            .executor(EXECUTOR)
-            .build();
-
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
-        return r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        };
-    }
-
-    private final String baseUrl;
+    private final KvReuseClient client;
 
     RawHttp(String baseUrl) {
-        this.baseUrl = baseUrl;
+        this.client = new KvReuseClient(baseUrl);
     }
 
     /** One request as sent: what the fuzzer or the matrix built, and why. */
@@ -115,7 +97,7 @@ final class RawHttp {
         }
 
         JsonNode json() {
-            return Api.json.readTree(body);
+            return KvReuseClient.JSON.readTree(body);
         }
 
         @Override
@@ -136,12 +118,9 @@ final class RawHttp {
 
     Response send(Request r, Duration timeout) {
         try {
-            return toResponse(client.send(build(r, timeout), HttpResponse.BodyHandlers.ofString()));
-        } catch (IOException e) {
-            return new Response(0, "", "", e.toString());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return new Response(0, "", "", e.toString());
+            return toResponse(client.exchange(build(r, timeout)));
+        } catch (ApiCallException e) {
+            return new Response(0, "", "", String.valueOf(e.getCause()));
         }
     }
 
@@ -154,7 +133,7 @@ final class RawHttp {
             long t0 = System.nanoTime();
             CompletableFuture<HttpResponse<String>> sent;
             try {
-                sent = client.sendAsync(build(r, timeout), HttpResponse.BodyHandlers.ofString());
+                sent = client.sendAsync(build(r, timeout));
             } catch (RuntimeException e) {
                 sent = CompletableFuture.failedFuture(e);
             }
@@ -172,7 +151,9 @@ final class RawHttp {
                     System.err.println(
                             "SLOW " + ms + " ms: " + r + " -> " + (failure != null ? failure : resp.statusCode()));
                 }
-                Response response = failure != null ? new Response(0, "", "", failure.toString()) : toResponse(resp);
+                Response response = failure != null
+                        ? new Response(0, "", "", failure.toString())
+                        : toResponse(KvReuseClient.answer(resp));
                 return new Exchange(r, response);
             }));
         }
@@ -180,18 +161,10 @@ final class RawHttp {
     }
 
     private HttpRequest build(Request r, Duration timeout) {
-        HttpRequest.BodyPublisher body = r.body() == null
-                ? HttpRequest.BodyPublishers.noBody()
-                : HttpRequest.BodyPublishers.ofByteArray(r.body());
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + r.path()))
-                .timeout(timeout)
-                .method(r.method(), body);
-        r.headers().forEach(b::header);
-        return b.build();
+        return client.rawRequest(r.method(), r.path(), r.headers(), r.body(), timeout);
     }
 
-    private static Response toResponse(HttpResponse<String> r) {
-        return new Response(
-                r.statusCode(), r.headers().firstValue("Content-Type").orElse(""), r.body(), null);
+    private static Response toResponse(Answer a) {
+        return new Response(a.status(), a.contentType(), a.body(), null);
     }
 }

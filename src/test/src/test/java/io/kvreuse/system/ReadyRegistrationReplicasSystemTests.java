@@ -2,6 +2,9 @@ package io.kvreuse.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.testkit.Answer;
+import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.SampleContracts;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -39,8 +42,8 @@ class ReadyRegistrationReplicasSystemTests {
                     operator);
             try (KvReuseProcess a = KvReuseProcess.start(home.resolve("a"), env);
                     KvReuseProcess b = KvReuseProcess.start(home.resolve("b"), env)) {
-                Api first = new Api(a.baseUrl());
-                Api second = new Api(b.baseUrl());
+                KvReuseClient first = new KvReuseClient(a.baseUrl());
+                KvReuseClient second = new KvReuseClient(b.baseUrl());
                 String host = "host-" + UUID.randomUUID();
                 String engine = SystemFleet.mint(first, operator, "ENGINE", "engine");
                 String router = SystemFleet.mint(first, operator, "ROUTER", "router");
@@ -139,7 +142,8 @@ class ReadyRegistrationReplicasSystemTests {
         return body;
     }
 
-    private static List<String> storeChain(Api api, String engine, String bankId, int length) throws Exception {
+    private static List<String> storeChain(KvReuseClient api, String engine, String bankId, int length)
+            throws Exception {
         List<String> chain = new ArrayList<>();
         List<Map<String, Object>> blocks = new ArrayList<>();
         Random r = new Random();
@@ -167,15 +171,15 @@ class ReadyRegistrationReplicasSystemTests {
     }
 
     @SuppressWarnings("unchecked")
-    private static void enableReuse(Api api, String operator) throws Exception {
-        Map<String, Object> s = Api.json.convertValue(
+    private static void enableReuse(KvReuseClient api, String operator) throws Exception {
+        Map<String, Object> s = KvReuseClient.JSON.convertValue(
                 api.get("/api/v1/settings/reuse", operator).json(), Map.class);
         s.remove("version");
         s.putAll(Map.of("enabled", true, "minFetchBlocks", 1, "minGainMs", 0, "minGainRatio", 0));
         status(api.put("/api/v1/settings/reuse", operator, s), 200);
     }
 
-    private static JsonNode status(Api.Response r, int expected) {
+    private static JsonNode status(Answer r, int expected) {
         assertThat(r.status()).as(r.toString()).isEqualTo(expected);
         return r.json();
     }

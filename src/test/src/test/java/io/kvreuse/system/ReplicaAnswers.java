@@ -24,7 +24,7 @@ final class ReplicaAnswers {
     record Answer(
             String decision, String reason, String donor, String bank, String epochs, int fetchBlocks, String blocks) {
 
-        static Answer of(Api.Response r) {
+        static Answer of(io.kvreuse.testkit.Answer r) {
             if (r.status() != 200) {
                 return new Answer("HTTP " + r.status(), r.body(), "", "", "", 0, "");
             }
@@ -75,7 +75,7 @@ final class ReplicaAnswers {
                 awaitDonorBelow(fleet, c, 16);
                 Answer[] answers = new Answer[fleet.replicas.size()];
                 for (int r = 0; r < answers.length; r++) {
-                    Api.Response response = fleet.api(r)
+                    io.kvreuse.testkit.Answer response = fleet.api(r)
                             .post("/api/v1/donor-selections", fleet.router, question(c, chains[q], local[q], random));
                     answers[r] = Answer.of(response);
                     if (answers[r].decision().equals("HINT")) {
@@ -123,7 +123,7 @@ final class ReplicaAnswers {
                 1_000);
     }
 
-    private static void hand(SystemFleet.Conversation c, Api.Response hint) {
+    private static void hand(SystemFleet.Conversation c, io.kvreuse.testkit.Answer hint) {
         try {
             c.target().fetch(hint.json().get("hint"));
         } catch (SimEngineException e) {

@@ -1,5 +1,6 @@
 package io.kvreuse.system;
 
+import io.kvreuse.testkit.KvReuseClient;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -75,7 +76,7 @@ final class SchemaValues {
     JsonNode value(JsonNode schema, String name) {
         Object known = ids.get(name);
         if (known != null) {
-            return Api.json.valueToTree(known);
+            return KvReuseClient.JSON.valueToTree(known);
         }
         String type = schema.path("type").asString("object");
         if (schema.has("enum")) {

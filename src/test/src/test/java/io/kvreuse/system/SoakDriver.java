@@ -2,6 +2,8 @@ package io.kvreuse.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.testkit.Answer;
+import io.kvreuse.testkit.SampleContracts;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -272,8 +274,8 @@ final class SoakDriver {
         }
     }
 
-    private Api.Response call(PgControlPlane.Call c) throws Exception {
-        Api.Response r = c.call();
+    private Answer call(PgControlPlane.Call c) throws Exception {
+        Answer r = c.call();
         requests.incrementAndGet();
         if (r.status() >= 500) {
             serverErrors.incrementAndGet();
@@ -281,7 +283,7 @@ final class SoakDriver {
         return r;
     }
 
-    private static JsonNode ok(Api.Response r) {
+    private static JsonNode ok(Answer r) {
         assertThat(r.status()).as(r.toString()).isBetween(200, 201);
         return r.json();
     }

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvreuse.sim.SimDecodeEngine;
 import io.kvreuse.sim.SimHttp;
 import io.kvreuse.sim.SimPrefillEngine;
+import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.SampleContracts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -155,7 +157,7 @@ final class SystemFleet implements AutoCloseable {
             log("replica a up");
             Balancer balancer = new Balancer(List.of(a.baseUrl()));
             Future<KvReuseProcess> b = starter.submit(() -> KvReuseProcess.start(home.resolve("replica-b"), env));
-            Api api = new Api(a.baseUrl());
+            KvReuseClient api = new KvReuseClient(a.baseUrl());
             String domain = domain(api, operator);
             settings(api, operator);
             List<KvReuseProcess> replicas = new CopyOnWriteArrayList<>(List.of(a));
@@ -185,8 +187,8 @@ final class SystemFleet implements AutoCloseable {
         }
     }
 
-    Api api(int replica) {
-        return new Api(replicas.get(replica).baseUrl());
+    KvReuseClient api(int replica) {
+        return new KvReuseClient(replicas.get(replica).baseUrl());
     }
 
     Connection jdbc() throws Exception {
@@ -225,7 +227,7 @@ final class SystemFleet implements AutoCloseable {
 
     private Host host() throws Exception {
         String hostId = "host-" + UUID.randomUUID();
-        Api api = api(0);
+        KvReuseClient api = api(0);
         int engines = size.decodesPerHost() * 2;
         Map<String, String> env = new HashMap<>();
         env.put("KVREUSE_AGENT_CONTROLPLANE", balancer.baseUrl());
@@ -429,49 +431,35 @@ final class SystemFleet implements AutoCloseable {
         database.close();
     }
 
-    private static String domain(Api api, String operator) throws Exception {
-        Map<String, Object> contract = new LinkedHashMap<>(SampleContracts.llamaTp2());
-        contract.put("modelId", "system-fleet-" + UUID.randomUUID());
+    private static String domain(KvReuseClient api, String operator) {
+        Map<String, Object> contract = SampleContracts.unique("system-fleet");
         contract.put("bytesPerBlockPerRank", BYTES_PER_BLOCK);
-        Api.Response r = api.post("/api/v1/domains", operator, contract);
-        assertThat(r.status()).as(r.toString()).isEqualTo(201);
-        return r.json().get("domainId").asString();
+        return api.as(operator).certify(contract);
     }
 
-    private static void settings(Api api, String operator) throws Exception {
-        @SuppressWarnings("unchecked")
-        Map<String, Object> doc = Api.json.convertValue(
-                api.get("/api/v1/settings/reuse", operator).json(), Map.class);
-        doc.remove("version");
-        doc.put("enabled", true);
-        doc.put("minGainMs", 0.0);
-        doc.put("minGainRatio", 0.0);
-        doc.put("minFetchBlocks", 1);
-        doc.put("maxFetchBlocks", 1024);
-        doc.put("maxFetchBytes", 1L << 30);
-        doc.put("leaseTtlMs", 10_000);
-        doc.put("transferDeadlineMs", 15_000);
-        doc.put("abandonDeadlineMs", 60_000);
+    private static void settings(KvReuseClient api, String operator) {
+        Map<String, Object> changes = new LinkedHashMap<>();
+        changes.put("enabled", true);
+        changes.put("minGainMs", 0.0);
+        changes.put("minGainRatio", 0.0);
+        changes.put("minFetchBlocks", 1);
+        changes.put("maxFetchBlocks", 1024);
+        changes.put("maxFetchBytes", 1L << 30);
+        changes.put("leaseTtlMs", 10_000);
+        changes.put("transferDeadlineMs", 15_000);
+        changes.put("abandonDeadlineMs", 60_000);
         // a prefill engine's destination has 1024 slots: 48 leases of 16 blocks stay clear of its wrap-around
-        doc.put("maxInflightPerDonor", 48);
-        doc.put("maxInflightPerTarget", 48);
-        Api.Response put = api.put("/api/v1/settings/reuse", operator, doc);
-        assertThat(put.status()).as(put.toString()).isEqualTo(200);
+        changes.put("maxInflightPerDonor", 48);
+        changes.put("maxInflightPerTarget", 48);
+        api.as(operator).changeReuseSettings(changes);
     }
 
-    static String mint(Api api, String operator, String role, String subject) throws Exception {
+    static String mint(KvReuseClient api, String operator, String role, String subject) {
         return mint(api, operator, role, subject, null);
     }
 
     /** A token bound to {@code hostId} (every AGENT token is; an ENGINE token may be scoped). */
-    static String mint(Api api, String operator, String role, String subject, String hostId) throws Exception {
-        Map<String, Object> body =
-                new java.util.HashMap<>(Map.of("role", role, "subject", subject + "-" + UUID.randomUUID()));
-        if (hostId != null) {
-            body.put("hostId", hostId);
-        }
-        Api.Response r = api.post("/api/v1/tokens", operator, body);
-        assertThat(r.status()).as(r.toString()).isEqualTo(201);
-        return r.json().get("token").asString();
+    static String mint(KvReuseClient api, String operator, String role, String subject, String hostId) {
+        return api.as(operator).mint(role, subject + "-" + UUID.randomUUID(), hostId);
     }
 }

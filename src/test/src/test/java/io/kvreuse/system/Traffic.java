@@ -1,6 +1,7 @@
 package io.kvreuse.system;
 
 import io.kvreuse.sim.SimEngineException;
+import io.kvreuse.testkit.KvReuseClient;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -124,14 +125,14 @@ final class Traffic implements AutoCloseable {
                             .header("Authorization", "Bearer " + fleet.router)
                             .header("Content-Type", "application/json")
                             .timeout(httpTimeout)
-                            .POST(HttpRequest.BodyPublishers.ofString(Api.json.writeValueAsString(body)))
+                            .POST(HttpRequest.BodyPublishers.ofString(KvReuseClient.JSON.writeValueAsString(body)))
                             .build(),
                     HttpResponse.BodyHandlers.ofString());
             long end = System.nanoTime();
             if (r.statusCode() != 200) {
                 return new Sample(start, end, replica, r.statusCode(), "", "", r.body());
             }
-            JsonNode answer = Api.json.readTree(r.body());
+            JsonNode answer = KvReuseClient.JSON.readTree(r.body());
             String decision = answer.path("decision").asString();
             if (decision.equals("HINT")) {
                 hand(c, answer);

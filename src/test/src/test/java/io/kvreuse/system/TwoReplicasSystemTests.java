@@ -2,6 +2,9 @@ package io.kvreuse.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.testkit.Answer;
+import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.SampleContracts;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -51,7 +54,7 @@ class TwoReplicasSystemTests {
                     operator);
             try (KvReuseProcess a = KvReuseProcess.start(home.resolve("a"), env);
                     KvReuseProcess b = KvReuseProcess.start(home.resolve("b"), env)) {
-                Api[] replicas = {new Api(a.baseUrl()), new Api(b.baseUrl())};
+                KvReuseClient[] replicas = {new KvReuseClient(a.baseUrl()), new KvReuseClient(b.baseUrl())};
                 Fleet fleet = Fleet.build(replicas[0], operator);
                 List<String> leases = new ArrayList<>();
                 try {
@@ -83,7 +86,7 @@ class TwoReplicasSystemTests {
                     List<String> handedOut = java.util.Collections.synchronizedList(new ArrayList<>());
                     List<Future<?>> pollers = new ArrayList<>();
                     for (int p = 0; p < 4; p++) {
-                        Api api = replicas[p % 2];
+                        KvReuseClient api = replicas[p % 2];
                         pollers.add(pool.submit(() -> {
                             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
                             while (orders.size() < LEASES && System.nanoTime() < deadline) {
@@ -176,11 +179,11 @@ class TwoReplicasSystemTests {
                     operator);
             try (KvReuseProcess a = KvReuseProcess.start(home.resolve("a"), env);
                     KvReuseProcess b = KvReuseProcess.start(home.resolve("b"), env)) {
-                Api[] replicas = {new Api(a.baseUrl()), new Api(b.baseUrl())};
+                KvReuseClient[] replicas = {new KvReuseClient(a.baseUrl()), new KvReuseClient(b.baseUrl())};
                 Fleet fleet = Fleet.build(replicas[0], operator, cap);
                 // a hint from each replica proves it runs on these settings and indexed the bank; the
                 // two warm-up leases are aborted at once and hold nothing
-                for (Api api : replicas) {
+                for (KvReuseClient api : replicas) {
                     String warm = fleet.propose(api);
                     ok(api.post(
                             "/api/v1/leases/" + warm + "/abort",
@@ -189,13 +192,13 @@ class TwoReplicasSystemTests {
                 }
                 List<Callable<List<String>>> calls = new ArrayList<>();
                 for (int i = 0; i < 4; i++) {
-                    Api api = replicas[i % 2];
+                    KvReuseClient api = replicas[i % 2];
                     calls.add(() -> {
                         List<Map<String, Object>> selections = new ArrayList<>();
                         for (int k = 0; k < 50; k++) {
                             selections.add(fleet.selection());
                         }
-                        Api.Response r = api.post(
+                        Answer r = api.post(
                                 "/api/v1/donor-selections/batch", fleet.router, Map.of("selections", selections));
                         ok(r);
                         List<String> decisions = new ArrayList<>();
@@ -204,9 +207,9 @@ class TwoReplicasSystemTests {
                     });
                 }
                 for (int i = 0; i < 40; i++) {
-                    Api api = replicas[i % 2];
+                    KvReuseClient api = replicas[i % 2];
                     calls.add(() -> {
-                        Api.Response r = api.post("/api/v1/donor-selections", fleet.router, fleet.selection());
+                        Answer r = api.post("/api/v1/donor-selections", fleet.router, fleet.selection());
                         ok(r);
                         return List.of(decision(r.json()));
                     });
@@ -252,17 +255,17 @@ class TwoReplicasSystemTests {
         return decision + " " + answer.get("reason").asString();
     }
 
-    private static void both(ExecutorService pool, Api[] replicas, String path, String token, Object body)
+    private static void both(ExecutorService pool, KvReuseClient[] replicas, String path, String token, Object body)
             throws Exception {
-        List<Callable<Api.Response>> calls =
+        List<Callable<Answer>> calls =
                 List.of(() -> replicas[0].post(path, token, body), () -> replicas[1].post(path, token, body));
-        for (Future<Api.Response> f : pool.invokeAll(calls)) {
-            Api.Response r = f.get();
+        for (Future<Answer> f : pool.invokeAll(calls)) {
+            Answer r = f.get();
             assertThat(r.status()).as(path + " " + r).isIn(200, 409);
         }
     }
 
-    private static void ok(Api.Response r) {
+    private static void ok(Answer r) {
         assertThat(r.status()).as(r.toString()).isEqualTo(200);
     }
 
@@ -287,12 +290,12 @@ class TwoReplicasSystemTests {
         long agentEpoch;
         List<String> chain;
 
-        static Fleet build(Api api, String operator) throws Exception {
+        static Fleet build(KvReuseClient api, String operator) throws Exception {
             return build(api, operator, LEASES * 4);
         }
 
         /** The fleet, with at most {@code donorCap} leases in flight on the donor. */
-        static Fleet build(Api api, String operator, int donorCap) throws Exception {
+        static Fleet build(KvReuseClient api, String operator, int donorCap) throws Exception {
             Fleet f = new Fleet();
             f.donor = token(api, operator, "ENGINE");
             f.target = token(api, operator, "ENGINE");
@@ -351,7 +354,7 @@ class TwoReplicasSystemTests {
                             "events",
                             List.of(Map.of("type", "STORED", "blocks", blocks)))));
             JsonNode settings = api.get("/api/v1/settings/reuse", operator).json();
-            Map<String, Object> s = Api.json.convertValue(settings, Map.class);
+            Map<String, Object> s = KvReuseClient.JSON.convertValue(settings, Map.class);
             s.remove("version");
             s.putAll(Map.of(
                     "enabled",
@@ -396,7 +399,8 @@ class TwoReplicasSystemTests {
             return f;
         }
 
-        private String engine(Api api, String token, String role, String domain, int ordinal) throws Exception {
+        private String engine(KvReuseClient api, String token, String role, String domain, int ordinal)
+                throws Exception {
             return created(api.post(
                             "/api/v1/incarnations",
                             token,
@@ -434,7 +438,7 @@ class TwoReplicasSystemTests {
         }
 
         /** A selection on the given replica; waits until that replica's index has seen the bank. */
-        String propose(Api api) throws Exception {
+        String propose(KvReuseClient api) throws Exception {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             JsonNode last = null;
             while (System.nanoTime() < deadline) {
@@ -475,7 +479,7 @@ class TwoReplicasSystemTests {
         }
 
         /** Polls until {@code n} commands of a type arrived (they are hidden after delivery, so each comes once). */
-        List<JsonNode> drain(Api api, String token, String incarnation, String type, int n) throws Exception {
+        List<JsonNode> drain(KvReuseClient api, String token, String incarnation, String type, int n) throws Exception {
             List<JsonNode> found = new ArrayList<>();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (found.size() < n && System.nanoTime() < deadline) {
@@ -490,21 +494,21 @@ class TwoReplicasSystemTests {
             return found;
         }
 
-        private static String token(Api api, String operator, String role) throws Exception {
+        private static String token(KvReuseClient api, String operator, String role) throws Exception {
             return SystemFleet.mint(api, operator, role, role.toLowerCase());
         }
 
-        private static String token(Api api, String operator, String role, String hostId) throws Exception {
+        private static String token(KvReuseClient api, String operator, String role, String hostId) throws Exception {
             return SystemFleet.mint(api, operator, role, role.toLowerCase(), hostId);
         }
 
-        private static long heartbeat(Api api, String token, String id) throws Exception {
-            Api.Response r = api.post("/api/v1/incarnations/" + id + "/heartbeat", token, Map.of());
+        private static long heartbeat(KvReuseClient api, String token, String id) throws Exception {
+            Answer r = api.post("/api/v1/incarnations/" + id + "/heartbeat", token, Map.of());
             ok(r);
             return r.json().get("fencingEpoch").asLong();
         }
 
-        private static JsonNode created(Api.Response r) {
+        private static JsonNode created(Answer r) {
             assertThat(r.status()).as(r.toString()).isIn(200, 201);
             return r.json();
         }

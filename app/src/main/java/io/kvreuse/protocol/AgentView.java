@@ -1,12 +1,13 @@
-package io.kvreuse.orders;
+package io.kvreuse.protocol;
 
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.util.List;
 
 /**
- * A node agent as shown by the API. NIXL metadata appears only as its length and SHA-256 digest:
- * the blob holds raw addresses and never leaves the control plane except inside an order.
+ * A node agent as shown by the API, and what registration and heartbeats answer the agent (its new
+ * {@code agentEpoch}). NIXL metadata appears only as its length and SHA-256 digest: the blob holds
+ * raw addresses and never leaves the control plane except inside an order.
  */
 @Schema(description = "A node agent: its host, state, epoch, GPUs and NIXL agents (metadata only as length and digest)")
 public record AgentView(

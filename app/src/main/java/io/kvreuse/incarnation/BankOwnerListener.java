@@ -1,7 +1,6 @@
-package io.kvreuse.bank;
+package io.kvreuse.incarnation;
 
-import io.kvreuse.incarnation.IncarnationState;
-import io.kvreuse.incarnation.IncarnationStateChanged;
+import io.kvreuse.bank.RetainedBanks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.event.EventListener;
@@ -10,15 +9,16 @@ import org.springframework.stereotype.Component;
 /**
  * Banks follow their owner: unpublished the moment it leaves READY, published again when it is
  * READY, dropped after a clean exit. A lost owner's bank stays (unpublished) for operator cleanup.
+ * It lives with the incarnations, which already create their banks, so banks never look back at them.
  */
 @Component
-class OwnerListener {
+class BankOwnerListener {
 
-    private static final Log log = LogFactory.getLog(OwnerListener.class);
+    private static final Log log = LogFactory.getLog(BankOwnerListener.class);
 
     private final RetainedBanks banks;
 
-    OwnerListener(RetainedBanks banks) {
+    BankOwnerListener(RetainedBanks banks) {
         this.banks = banks;
     }
 

@@ -1,6 +1,5 @@
-package io.kvreuse.region;
+package io.kvreuse.protocol;
 
-import io.kvreuse.protocol.RegionRef;
 import jakarta.validation.Constraint;
 import jakarta.validation.ConstraintValidator;
 import jakarta.validation.ConstraintValidatorContext;

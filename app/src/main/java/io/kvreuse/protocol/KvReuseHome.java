@@ -1,9 +1,12 @@
-package io.kvreuse.config;
+package io.kvreuse.protocol;
 
 import java.nio.file.Path;
 import org.springframework.core.env.Environment;
 
-/** The data directory: {@code KVREUSE_HOME}, default {@code ~/.kvreuse}. */
+/**
+ * The data directory both roles of a host share: {@code KVREUSE_HOME}, default {@code ~/.kvreuse}
+ * (the control plane's bootstrap token, the node agent's host lock).
+ */
 public final class KvReuseHome {
 
     private KvReuseHome() {}
