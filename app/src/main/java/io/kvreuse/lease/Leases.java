@@ -4,6 +4,7 @@ import io.kvreuse.error.ItemResult;
 import io.kvreuse.protocol.PartState;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.security.Role;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
@@ -23,10 +24,13 @@ public class Leases {
     private final HoldStore holds;
     private final TransferReports transfers;
 
-    Leases(LeaseStore leases, HoldStore holds, TransferReports transfers) {
+    private final OrderWriter orders;
+
+    Leases(LeaseStore leases, HoldStore holds, TransferReports transfers, OrderWriter orders) {
         this.leases = leases;
         this.holds = holds;
         this.transfers = transfers;
+        this.orders = orders;
     }
 
     /** The lease with what it holds, without visibility checks (operators' tools, cleanup). */
@@ -74,11 +78,22 @@ public class Leases {
     }
 
     /**
-     * Call inside the claiming transaction, with the claimed orders' leases: a SOURCE_PINNED lease
-     * moves to TRANSFERRING, since its transfer may start writing now.
+     * Call inside a transaction: claims up to {@code limit} of the host's orders (queued ones, and
+     * claimed ones no part report acknowledged since {@code stale}); a SOURCE_PINNED lease of a
+     * claimed order moves to TRANSFERRING, since its transfer may start writing now.
      */
-    public Mono<Void> ordersClaimed(List<UUID> leaseIds, String actor) {
-        return transfers.claimed(leaseIds, actor).then();
+    public Mono<List<ClaimedOrder>> claimOrders(String hostId, String actor, Instant now, Instant stale, int limit) {
+        return orders.claim(hostId, actor, now, stale, limit)
+                .collectList()
+                .flatMap(claimed -> claimed.isEmpty()
+                        ? Mono.just(claimed)
+                        : transfers
+                                .claimed(
+                                        claimed.stream()
+                                                .map(ClaimedOrder::leaseId)
+                                                .toList(),
+                                        actor)
+                                .thenReturn(claimed));
     }
 
     /** One part report for {@link #partsReported}, for an order the agent was checked to report on. */

@@ -81,4 +81,35 @@ class OrderWriter {
                 .all()
                 .flatMapIterable(l -> l);
     }
+
+    /**
+     * Claims up to {@code limit} of the host's orders: queued ones, and claimed ones no part report
+     * acknowledged since {@code stale}. {@code FOR UPDATE SKIP LOCKED} on the order and its lease, so
+     * two pollers never receive the same order.
+     */
+    Flux<ClaimedOrder> claim(String hostId, String actor, Instant now, Instant stale, int limit) {
+        return db.sql("""
+                        WITH due AS (
+                            SELECT o.order_id FROM transfer_order o JOIN lease l ON l.lease_id = o.lease_id
+                            WHERE o.host_id = :h
+                              AND (o.state = 'QUEUED' OR (o.state = 'CLAIMED' AND o.acked_at IS NULL AND o.claimed_at < :stale))
+                            ORDER BY o.created_at LIMIT :limit
+                            FOR UPDATE OF o, l SKIP LOCKED)
+                        UPDATE transfer_order o SET state = 'CLAIMED', claimed_at = :now, claimed_by = :by, claims = o.claims + 1
+                        FROM due WHERE o.order_id = due.order_id
+                        RETURNING o.order_id, o.lease_id, o.host_id, o.donor_host_id, o.claims
+                        """)
+                .bind("h", hostId)
+                .bind("limit", limit)
+                .bind("stale", LeaseStore.at(stale))
+                .bind("now", LeaseStore.at(now))
+                .bind("by", actor)
+                .map((r, m) -> new ClaimedOrder(
+                        r.get("order_id", UUID.class),
+                        r.get("lease_id", UUID.class),
+                        r.get("host_id", String.class),
+                        String.valueOf(r.get("donor_host_id", String.class)),
+                        r.get("claims", Integer.class)))
+                .all();
+    }
 }

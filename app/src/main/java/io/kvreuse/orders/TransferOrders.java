@@ -3,6 +3,7 @@ package io.kvreuse.orders;
 import io.kvreuse.error.ItemResult;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemType;
+import io.kvreuse.lease.ClaimedOrder;
 import io.kvreuse.lease.LeaseState;
 import io.kvreuse.lease.Leases;
 import io.kvreuse.lease.LongPoll;
@@ -17,7 +18,6 @@ import io.r2dbc.postgresql.codec.Json;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -79,40 +79,12 @@ public class TransferOrders {
                 .then(longPoll.poll(PgNotifications.ORDERS, hostId, wait, () -> claim(hostId, p.actor())));
     }
 
-    private record Claimed(UUID orderId, UUID leaseId, String hostId, String donorHost, int claims) {}
-
     private Mono<List<TransferOrder>> claim(String hostId, String actor) {
         Instant now = clock.instant();
-        return db.sql("""
-                        WITH due AS (
-                            SELECT o.order_id FROM transfer_order o JOIN lease l ON l.lease_id = o.lease_id
-                            WHERE o.host_id = :h
-                              AND (o.state = 'QUEUED' OR (o.state = 'CLAIMED' AND o.acked_at IS NULL AND o.claimed_at < :stale))
-                            ORDER BY o.created_at LIMIT :limit
-                            FOR UPDATE OF o, l SKIP LOCKED)
-                        UPDATE transfer_order o SET state = 'CLAIMED', claimed_at = :now, claimed_by = :by, claims = o.claims + 1
-                        FROM due WHERE o.order_id = due.order_id
-                        RETURNING o.order_id, o.lease_id, o.host_id, o.donor_host_id, o.claims
-                        """)
-                .bind("h", hostId)
-                .bind("limit", pollBatch)
-                .bind("stale", now.minus(visibility).atOffset(ZoneOffset.UTC))
-                .bind("now", now.atOffset(ZoneOffset.UTC))
-                .bind("by", actor)
-                .map((r, m) -> new Claimed(
-                        r.get("order_id", UUID.class),
-                        r.get("lease_id", UUID.class),
-                        r.get("host_id", String.class),
-                        String.valueOf(r.get("donor_host_id", String.class)),
-                        r.get("claims", Integer.class)))
-                .all()
-                .collectList()
+        return leases.claimOrders(hostId, actor, now, now.minus(visibility), pollBatch)
                 .flatMap(claimed -> claimed.isEmpty()
                         ? Mono.just(List.<TransferOrder>of())
-                        : leases.ordersClaimed(
-                                        claimed.stream().map(Claimed::leaseId).toList(), actor)
-                                .then(parts(
-                                        claimed.stream().map(Claimed::orderId).toList()))
+                        : parts(claimed.stream().map(ClaimedOrder::orderId).toList())
                                 .flatMap(parts -> Flux.fromIterable(claimed)
                                         .concatMap(c -> {
                                             List<TransferOrder.Part> list = parts.getOrDefault(c.orderId(), List.of());
@@ -185,7 +157,7 @@ public class TransferOrders {
                 r.get("bytes", Long.class));
     }
 
-    private Mono<List<TransferOrder.RemoteAgent>> remoteAgents(Claimed c, List<TransferOrder.Part> parts) {
+    private Mono<List<TransferOrder.RemoteAgent>> remoteAgents(ClaimedOrder c, List<TransferOrder.Part> parts) {
         if (c.donorHost().equals(c.hostId())) {
             return Mono.just(List.of());
         }
