@@ -58,16 +58,9 @@ class LeaseAggregates {
             parties.add(r.targetId());
         });
         Set<UUID> banks = rows.stream().map(LeaseRow::bankId).collect(Collectors.toSet());
-        Mono<Map<UUID, List<Pin>>> pins = store.pins(ids)
-                .collect(Collectors.groupingBy(
-                        BatchStore.LeasePin::leaseId, Collectors.mapping(p -> pin(p.pin()), Collectors.toList())));
-        Mono<Map<UUID, List<Destination>>> dests = store.destinations(ids)
-                .collect(Collectors.groupingBy(
-                        BatchStore.LeaseDestination::leaseId,
-                        Collectors.mapping(d -> destination(d.destination()), Collectors.toList())));
         return Mono.zip(
-                        pins,
-                        dests,
+                        pins(ids),
+                        destinations(ids),
                         commands(ids),
                         orders(ids),
                         store.epochs(parties),
@@ -91,6 +84,19 @@ class LeaseAggregates {
                     }
                     return out;
                 });
+    }
+
+    private Mono<Map<UUID, List<Pin>>> pins(List<UUID> ids) {
+        return store.pins(ids)
+                .collect(Collectors.groupingBy(
+                        BatchStore.LeasePin::leaseId, Collectors.mapping(p -> pin(p.pin()), Collectors.toList())));
+    }
+
+    private Mono<Map<UUID, List<Destination>>> destinations(List<UUID> ids) {
+        return store.destinations(ids)
+                .collect(Collectors.groupingBy(
+                        BatchStore.LeaseDestination::leaseId,
+                        Collectors.mapping(d -> destination(d.destination()), Collectors.toList())));
     }
 
     private static LeaseAggregate.Parties parties(

@@ -121,18 +121,13 @@ class LeaseWriter {
                         c.incarnationId(), id, c.type().name(), c.rank()));
             case LeaseChange.OrderQueued o -> rows.newOrders.add(id);
             case LeaseChange.OrderMoved o -> order(rows, id, o);
-            case LeaseChange.PartReported p ->
-                rows.parts.put(
-                        p.orderId() + "/" + p.rank(),
-                        new BatchStore.PartUpdate(
-                                p.orderId(),
-                                p.rank(),
-                                p.state().name(),
-                                p.bytesMoved(),
-                                p.durationUs(),
-                                p.nativeStatus(),
-                                p.detail()));
+            case LeaseChange.PartReported p -> rows.parts.put(p.orderId() + "/" + p.rank(), part(p));
         }
+    }
+
+    private static BatchStore.PartUpdate part(LeaseChange.PartReported p) {
+        return new BatchStore.PartUpdate(
+                p.orderId(), p.rank(), p.state().name(), p.bytesMoved(), p.durationUs(), p.nativeStatus(), p.detail());
     }
 
     /** A queued order that is withdrawn only while still queued: a claim may have taken it since it was read. */
