@@ -63,16 +63,6 @@ class TableOwnershipIntegrationTests {
     /** Flyway's own bookkeeping, written by the migration tool and no package. */
     static final Set<String> NOT_APPLICATION_TABLES = Set.of("flyway_schema_history");
 
-    /**
-     * The one known violation, to be deleted with the move that ends it: {@code orders} (the agent's
-     * HTTP edge) still claims orders and records part reports in the lease aggregate's order rows
-     * itself. When those writes move into {@code lease}, {@link
-     * #theKnownViolationStillHoldsAndIsTheOnlyOneTolerated} fails: delete this constant and its entry
-     * in {@link #TOLERATED}, which then stays empty. Nothing else may be excepted.
-     */
-    static final Tolerated ORDERS_WRITE_ORDER_ROWS =
-            new Tolerated("io.kvreuse.orders", Set.of("transfer_order", "transfer_part"));
-
     /** Writes by {@code pkg} to {@code tables} that are tolerated for now. */
     record Tolerated(String pkg, Set<String> tables) {
         boolean covers(Write w) {
@@ -80,7 +70,7 @@ class TableOwnershipIntegrationTests {
         }
     }
 
-    static final List<Tolerated> TOLERATED = List.of(ORDERS_WRITE_ORDER_ROWS);
+    static final List<Tolerated> TOLERATED = List.of();
 
     static final Path MAIN_CODE = Path.of("src/main/java");
 

@@ -1,5 +1,9 @@
 package io.kvreuse.lease;
 
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -19,14 +23,16 @@ class AbandonedProposals {
     static final String ACTOR = "system:selection";
     private static final Log log = LogFactory.getLog(AbandonedProposals.class);
 
-    private final LeaseStore leases;
-    private final LeaseLedger ledger;
+    private final LeaseAggregates aggregates;
+    private final LeaseWriter writer;
     private final TransactionalOperator tx;
+    private final Clock clock;
 
-    AbandonedProposals(LeaseStore leases, LeaseLedger ledger, TransactionalOperator tx) {
-        this.leases = leases;
-        this.ledger = ledger;
+    AbandonedProposals(LeaseAggregates aggregates, LeaseWriter writer, TransactionalOperator tx, Clock clock) {
+        this.aggregates = aggregates;
+        this.writer = writer;
         this.tx = tx;
+        this.clock = clock;
     }
 
     @EventListener
@@ -40,17 +46,18 @@ class AbandonedProposals {
 
     /** Ends the lease if it is still PROPOSED or only pinned; the state it was left in, if it moved. */
     Mono<LeaseState> withdraw(UUID leaseId, String reason) {
-        return leases.lock(leaseId)
-                .flatMap(row -> switch (row.state()) {
-                    case PROPOSED ->
-                        ledger.holdsAnything(row)
-                                .flatMap(held -> held
-                                        ? ledger.release(row, ACTOR, "WITHDRAWN", reason)
-                                        : ledger.expire(row, ACTOR, reason));
-                    case SOURCE_PINNED -> ledger.release(row, ACTOR, "WITHDRAWN", reason);
-                    default -> Mono.<LeaseRow>empty();
+        Instant now = clock.instant();
+        List<LeaseDecision> written = new ArrayList<>(1);
+        return aggregates
+                .lock(List.of(leaseId))
+                .flatMap(found -> Mono.justOrEmpty(found.get(leaseId)))
+                .map(lease -> LeaseDecider.decide(lease, new LeaseReport.Withdrawn(reason), ACTOR, now))
+                .filter(d -> !d.changes().isEmpty())
+                .flatMap(d -> {
+                    written.add(d);
+                    return writer.write(written, now).thenReturn(d.state());
                 })
-                .map(LeaseRow::state)
-                .as(tx::transactional);
+                .as(tx::transactional)
+                .doOnNext(state -> writer.published(written));
     }
 }

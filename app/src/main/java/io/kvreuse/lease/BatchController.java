@@ -38,7 +38,7 @@ class BatchController {
                         id,
                         body.fencingEpoch(),
                         body.acks().stream()
-                                .map(a -> new LeaseBatches.AckItem(a.commandId(), a.ok(), a.detail()))
+                                .map(a -> new AckBatches.AckItem(a.commandId(), a.ok(), a.detail()))
                                 .toList(),
                         p))
                 .map(BatchResults::new);

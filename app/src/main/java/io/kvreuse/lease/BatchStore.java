@@ -45,20 +45,6 @@ class BatchStore {
                 .all();
     }
 
-    /** The leases of an incarnation's commands, locked like {@link #lock}: one statement, no separate command read. */
-    Flux<LeaseRow> lockForCommands(UUID incarnationId, Collection<UUID> commandIds) {
-        return db.sql("SELECT " + LeaseRow.COLUMNS + """
-
-                        FROM lease l WHERE l.lease_id IN (SELECT c.lease_id FROM engine_command c
-                            WHERE c.command_id = ANY(CAST(:ids AS UUID[])) AND c.incarnation_id = :inc)
-                        ORDER BY l.lease_id FOR UPDATE OF l
-                        """)
-                .bind("ids", ids(commandIds))
-                .bind("inc", incarnationId)
-                .map((r, m) -> LeaseRow.of(r))
-                .all();
-    }
-
     record LeasePin(UUID leaseId, HoldStore.Pin pin) {}
 
     Flux<LeasePin> pins(Collection<UUID> leaseIds) {
@@ -113,15 +99,6 @@ class BatchStore {
                 .collectMap(Map.Entry::getKey, Map.Entry::getValue);
     }
 
-    /** Commands by id, locked (call with their leases already locked). */
-    Flux<CommandStore.Command> commands(Collection<UUID> commandIds) {
-        return db.sql("SELECT * FROM engine_command WHERE command_id = ANY(CAST(:ids AS UUID[]))"
-                        + " ORDER BY command_id FOR UPDATE")
-                .bind("ids", ids(commandIds))
-                .map((r, m) -> CommandStore.toCommand(r))
-                .all();
-    }
-
     /** One wanted block of a pin: item number, bank, rank, hash and the slot it must be at. */
     record WantedBlock(int item, UUID bank, int rank, long hash, int slot) {}
 
@@ -154,11 +131,14 @@ class BatchStore {
             return Mono.just(0L);
         }
         return db.sql("""
-                        UPDATE lease l SET state = m.st, version = m.v, state_changed_at = :now, outcome = m.outcome,
-                            reason = m.reason, committed_blocks = COALESCE(m.committed, l.committed_blocks)
+                        UPDATE lease l SET state = m.st, version = m.v, outcome = m.outcome, reason = m.reason,
+                            state_changed_at = CASE WHEN m.v <> l.version THEN :now ELSE l.state_changed_at END,
+                            committed_blocks = COALESCE(m.committed, l.committed_blocks),
+                            source_quiesced = m.sq, destination_quiesced = m.dq
                         FROM unnest(CAST(:id AS UUID[]), CAST(:fv AS BIGINT[]), CAST(:st AS TEXT[]), CAST(:v AS BIGINT[]),
-                                    CAST(:o AS TEXT[]), CAST(:r AS TEXT[]), CAST(:c AS INTEGER[]))
-                             AS m(id, fv, st, v, outcome, reason, committed)
+                                    CAST(:o AS TEXT[]), CAST(:r AS TEXT[]), CAST(:c AS INTEGER[]), CAST(:sq AS BOOLEAN[]),
+                                    CAST(:dq AS BOOLEAN[]))
+                             AS m(id, fv, st, v, outcome, reason, committed, sq, dq)
                         WHERE l.lease_id = m.id AND l.version = m.fv AND l.lease_id = ANY(CAST(:id AS UUID[]))
                         """)
                 .bind("now", LeaseStore.at(now))
@@ -169,6 +149,10 @@ class BatchStore {
                 .bind("o", moves.stream().map(m -> m.row().outcome()).toArray(String[]::new))
                 .bind("r", moves.stream().map(m -> m.row().reason()).toArray(String[]::new))
                 .bind("c", moves.stream().map(m -> m.row().committedBlocks()).toArray(Integer[]::new))
+                .bind("sq", moves.stream().map(m -> m.row().sourceQuiesced()).toArray(Boolean[]::new))
+                .bind(
+                        "dq",
+                        moves.stream().map(m -> m.row().destinationQuiesced()).toArray(Boolean[]::new))
                 .fetch()
                 .rowsUpdated();
     }
@@ -343,26 +327,6 @@ class BatchStore {
                 .then();
     }
 
-    /** Closes a lease's open commands of a type: settled (ok) or withdrawn. */
-    record CommandClose(UUID leaseId, String type, boolean ok, String detail) {}
-
-    Mono<Void> closeCommands(Collection<CommandClose> closes, Instant now) {
-        if (closes.isEmpty()) {
-            return Mono.empty();
-        }
-        return db.sql("""
-                        UPDATE engine_command c SET acked_at = :now, ok = m.ok, detail = m.d
-                        FROM unnest(CAST(:l AS UUID[]), CAST(:t AS TEXT[]), CAST(:ok AS BOOLEAN[]), CAST(:d AS TEXT[])) AS m(l, t, ok, d)
-                        WHERE c.lease_id = m.l AND c.type = m.t AND c.acked_at IS NULL AND c.lease_id = ANY(CAST(:l AS UUID[]))
-                        """)
-                .bind("now", LeaseStore.at(now))
-                .bind("l", closes.stream().map(c -> c.leaseId().toString()).toArray(String[]::new))
-                .bind("t", closes.stream().map(CommandClose::type).toArray(String[]::new))
-                .bind("ok", closes.stream().map(CommandClose::ok).toArray(Boolean[]::new))
-                .bind("d", closes.stream().map(CommandClose::detail).toArray(String[]::new))
-                .then();
-    }
-
     record NewCommand(UUID incarnationId, UUID leaseId, String type, int rank) {}
 
     Mono<Void> insertCommands(List<NewCommand> commands, Instant now) {
@@ -454,30 +418,5 @@ class BatchStore {
                                 .toArray(String[]::new))
                 .then();
         return rows.then(orders);
-    }
-
-    /** A part as stored, with its order's lease. */
-    record StoredPart(
-            UUID orderId, UUID leaseId, int rank, String state, long bytes, long bytesMoved, long durationUs) {}
-
-    /** The parts of the leases' orders, locked. */
-    Flux<StoredPart> parts(Collection<UUID> leaseIds) {
-        return db.sql("""
-                        SELECT p.order_id, o.lease_id, p.rank, p.state, p.bytes, p.bytes_moved, COALESCE(p.duration_us, 0) AS duration_us
-                        FROM transfer_order o JOIN transfer_part p ON p.order_id = o.order_id
-                        WHERE o.lease_id = ANY(CAST(:l AS UUID[]))
-                          AND p.order_id = ANY(ARRAY(SELECT order_id FROM transfer_order WHERE lease_id = ANY(CAST(:l AS UUID[]))))
-                        ORDER BY p.order_id, p.rank FOR UPDATE OF p
-                        """)
-                .bind("l", ids(leaseIds))
-                .map((r, m) -> new StoredPart(
-                        r.get("order_id", UUID.class),
-                        r.get("lease_id", UUID.class),
-                        r.get("rank", Integer.class),
-                        r.get("state", String.class),
-                        r.get("bytes", Long.class),
-                        r.get("bytes_moved", Long.class),
-                        r.get("duration_us", Long.class)))
-                .all();
     }
 }

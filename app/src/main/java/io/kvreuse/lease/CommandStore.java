@@ -7,7 +7,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Repository;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /**
  * SQL of the engine command queue. A command stays until acknowledged; handing it out hides it
@@ -34,35 +33,6 @@ class CommandStore {
             @Nullable Instant ackedAt,
             @Nullable Boolean ok) {}
 
-    /** Queues a command unless the same (lease, type, rank) exists; visible at once. */
-    Mono<Void> insert(UUID incarnationId, UUID leaseId, String type, int rank, Instant now) {
-        return db.sql("""
-                        INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at)
-                        VALUES (:cmd, :inc, :lease, :type, :rank, :now, '-infinity')
-                        ON CONFLICT (lease_id, type, rank) DO NOTHING
-                        """)
-                .bind("cmd", UUID.randomUUID())
-                .bind("inc", incarnationId)
-                .bind("lease", leaseId)
-                .bind("type", type)
-                .bind("rank", rank)
-                .bind("now", LeaseStore.at(now))
-                .then();
-    }
-
-    /** Withdraws unacknowledged commands of a type (e.g. PINs of a lease that no longer wants them). */
-    Mono<Long> cancel(UUID leaseId, String type, Instant now) {
-        return db.sql("""
-                        UPDATE engine_command SET acked_at = :now, ok = FALSE, detail = 'withdrawn'
-                        WHERE lease_id = :lease AND type = :type AND acked_at IS NULL
-                        """)
-                .bind("now", LeaseStore.at(now))
-                .bind("lease", leaseId)
-                .bind("type", type)
-                .fetch()
-                .rowsUpdated();
-    }
-
     /** Hands out up to {@code limit} visible commands and hides them until {@code hiddenUntil}. */
     Flux<Command> claim(UUID incarnationId, Instant now, Instant hiddenUntil, int limit) {
         return db.sql("""
@@ -80,49 +50,6 @@ class CommandStore {
                 .bind("limit", limit)
                 .map((r, m) -> toCommand(r))
                 .all();
-    }
-
-    Mono<Command> lock(UUID commandId) {
-        return db.sql("SELECT * FROM engine_command WHERE command_id = :id FOR UPDATE")
-                .bind("id", commandId)
-                .map((r, m) -> toCommand(r))
-                .one();
-    }
-
-    Mono<Command> find(UUID commandId) {
-        return db.sql("SELECT * FROM engine_command WHERE command_id = :id")
-                .bind("id", commandId)
-                .map((r, m) -> toCommand(r))
-                .one();
-    }
-
-    /** Records the acknowledgement once; false if it already was. */
-    Mono<Boolean> ack(UUID commandId, boolean ok, @Nullable String detail, Instant now) {
-        return db.sql("""
-                        UPDATE engine_command SET acked_at = :now, ok = :ok, detail = :detail
-                        WHERE command_id = :id AND acked_at IS NULL
-                        """)
-                .bind("now", LeaseStore.at(now))
-                .bind("ok", ok)
-                .bind("detail", io.kvreuse.store.Sql.orNull(detail, String.class))
-                .bind("id", commandId)
-                .fetch()
-                .rowsUpdated()
-                .map(n -> n == 1);
-    }
-
-    /** Acknowledges a lease's open commands of a type for it (a commit answers the DELIVERED notice). */
-    Mono<Long> settle(UUID leaseId, String type, String detail, Instant now) {
-        return db.sql("""
-                        UPDATE engine_command SET acked_at = :now, ok = TRUE, detail = :detail
-                        WHERE lease_id = :lease AND type = :type AND acked_at IS NULL
-                        """)
-                .bind("now", LeaseStore.at(now))
-                .bind("detail", detail)
-                .bind("lease", leaseId)
-                .bind("type", type)
-                .fetch()
-                .rowsUpdated();
     }
 
     static Command toCommand(io.r2dbc.spi.Readable r) {

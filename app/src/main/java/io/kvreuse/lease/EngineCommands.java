@@ -1,7 +1,6 @@
 package io.kvreuse.lease;
 
 import io.kvreuse.error.ItemResult;
-import io.kvreuse.error.KvReuseException;
 import io.kvreuse.incarnation.Incarnations;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.store.PgNotifications;
@@ -13,7 +12,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.reactive.TransactionalOperator;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -27,8 +25,8 @@ public class EngineCommands {
     private final Incarnations incarnations;
     private final CommandStore commands;
     private final LeaseStore leases;
-    private final CommandAcks acks;
-    private final LeaseBatches batches;
+    private final AckBatches acks;
+    private final LeaseWriter writer;
     private final LeaseMetrics metrics;
     private final LongPoll longPoll;
     private final TransactionalOperator tx;
@@ -39,8 +37,8 @@ public class EngineCommands {
             Incarnations incarnations,
             CommandStore commands,
             LeaseStore leases,
-            CommandAcks acks,
-            LeaseBatches batches,
+            AckBatches acks,
+            LeaseWriter writer,
             LeaseMetrics metrics,
             LongPoll longPoll,
             TransactionalOperator tx,
@@ -50,7 +48,7 @@ public class EngineCommands {
         this.commands = commands;
         this.leases = leases;
         this.acks = acks;
-        this.batches = batches;
+        this.writer = writer;
         this.metrics = metrics;
         this.longPoll = longPoll;
         this.tx = tx;
@@ -108,54 +106,28 @@ public class EngineCommands {
             long epoch,
             @Nullable String detail,
             ApiPrincipal principal) {
-        return acks(incarnationId, epoch, List.of(new LeaseBatches.AckItem(commandId, ok, detail)), principal)
+        return acks(incarnationId, epoch, List.of(new AckBatches.AckItem(commandId, ok, detail)), principal)
                 .map(results -> results.getFirst().orThrow());
     }
 
     /**
-     * Acknowledges many commands of one incarnation in order, as if each were sent alone: the
-     * everyday ones (a PIN that holds, an UNPIN) in one transaction for the whole batch, the others
-     * one by one after it. An item's problem is answered in its place and does not stop the rest; a
-     * stale {@code fencingEpoch} refuses the whole batch (409).
+     * Acknowledges many commands of one incarnation in order, as if each were sent alone, in one
+     * transaction: an item's problem is answered in its place and does not stop the rest; a stale
+     * {@code fencingEpoch} refuses the whole batch (409).
      */
     public Mono<List<ItemResult<EngineCommand.Ack>>> acks(
-            UUID incarnationId, long epoch, List<LeaseBatches.AckItem> items, ApiPrincipal principal) {
+            UUID incarnationId, long epoch, List<AckBatches.AckItem> items, ApiPrincipal principal) {
         return incarnations.requireOwnership(incarnationId, principal).flatMap(inc -> {
             if (inc.fencingEpoch() != epoch) {
                 metrics.stale("incarnation");
                 return Mono.error(LeaseProblems.staleEpoch("incarnation " + incarnationId, epoch, inc.fencingEpoch()));
             }
-            return batches.acks(incarnationId, items, principal.actor())
+            return acks.acks(incarnationId, items, principal.actor())
                     .as(tx::transactional)
-                    .doOnNext(batches::committed)
-                    .flatMap(d -> Flux.range(0, items.size())
-                            .concatMap(i -> {
-                                EngineCommand.Ack fast = d.results().get(i);
-                                if (fast != null) {
-                                    return Mono.just(ItemResult.ok(fast));
-                                }
-                                LeaseBatches.AckItem item = items.get(i);
-                                return one(incarnationId, item.commandId(), item.ok(), item.detail(), principal.actor())
-                                        .map(ItemResult::ok)
-                                        .onErrorResume(KvReuseException.class, e -> Mono.just(ItemResult.failed(e)));
-                            })
-                            .collectList());
+                    .map(d -> {
+                        writer.published(d.decisions());
+                        return d.results();
+                    });
         });
-    }
-
-    /**
-     * One acknowledgement through the general path (duplicates, refusals and every other case), for
-     * an incarnation whose ownership and epoch the batch already checked.
-     */
-    private Mono<EngineCommand.Ack> one(
-            UUID incarnationId, UUID commandId, boolean ok, @Nullable String detail, String actor) {
-        return commands.find(commandId)
-                .filter(c -> c.incarnationId().equals(incarnationId))
-                .switchIfEmpty(Mono.error(() -> LeaseProblems.noSuchCommand(commandId)))
-                .flatMap(c -> leases.lock(c.leaseId())
-                        .flatMap(lease -> commands.lock(commandId)
-                                .flatMap(locked -> acks.apply(locked, lease, ok, detail, actor))))
-                .as(tx::transactional)
-                .flatMap(r -> r.after() == null ? Mono.just(r.ack()) : Mono.error(r.after()));
     }
 }

@@ -2,7 +2,9 @@ package io.kvreuse.lease;
 
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemType;
+import io.kvreuse.security.Role;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 /** The lease feature's problems, each with its stable slug. */
 final class LeaseProblems {
@@ -11,6 +13,12 @@ final class LeaseProblems {
 
     static KvReuseException noSuchLease(UUID id) {
         return new KvReuseException(ProblemType.NO_SUCH_LEASE, "no lease " + id).with("leaseId", id);
+    }
+
+    /** The caller takes part in the lease, but not on the side it reports for. */
+    static KvReuseException notAParty(UUID id, @Nullable Role role) {
+        return new KvReuseException(ProblemType.NOT_LEASE_PARTY, "this caller may not report on lease " + id)
+                .with("role", role);
     }
 
     static KvReuseException noSuchCommand(UUID id) {

@@ -102,13 +102,28 @@ record LeaseRow(
                 newOutcome == null ? outcome : newOutcome,
                 newReason == null ? reason : newReason,
                 committedBlocks,
+                sourceQuiesced,
+                destinationQuiesced,
                 now,
                 version + 1);
     }
 
     /** The same lease with the target's committed block count. */
     LeaseRow withCommitted(int blocks) {
-        return with(state, outcome, reason, blocks, stateChangedAt, version);
+        return with(state, outcome, reason, blocks, sourceQuiesced, destinationQuiesced, stateChangedAt, version);
+    }
+
+    /** The same lease with one side's quiescence recorded. */
+    LeaseRow withQuiesced(boolean source) {
+        return with(
+                state,
+                outcome,
+                reason,
+                committedBlocks,
+                sourceQuiesced || source,
+                destinationQuiesced || !source,
+                stateChangedAt,
+                version);
     }
 
     /** The same lease with what its changes touch replaced; everything it was made with kept. */
@@ -117,6 +132,8 @@ record LeaseRow(
             @Nullable String newOutcome,
             @Nullable String newReason,
             @Nullable Integer newCommittedBlocks,
+            boolean newSourceQuiesced,
+            boolean newDestinationQuiesced,
             Instant newStateChangedAt,
             long newVersion) {
         return new LeaseRow(
@@ -140,8 +157,8 @@ record LeaseRow(
                 predictedTransferMs,
                 predictedRecomputeMs,
                 newCommittedBlocks,
-                sourceQuiesced,
-                destinationQuiesced,
+                newSourceQuiesced,
+                newDestinationQuiesced,
                 createdAt,
                 ttlDeadline,
                 transferDeadline,

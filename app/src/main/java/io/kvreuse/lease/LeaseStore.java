@@ -38,14 +38,6 @@ class LeaseStore {
                 .all();
     }
 
-    /** The lease, locked for the rest of the transaction: every change to one lease is serialised here. */
-    Mono<LeaseRow> lock(UUID id) {
-        return db.sql("SELECT " + LeaseRow.COLUMNS + " FROM lease l WHERE l.lease_id = :id FOR UPDATE")
-                .bind("id", id)
-                .map((r, m) -> LeaseRow.of(r))
-                .one();
-    }
-
     /** Leases matching the filter that the given owner subject or agent host may see (null: all), newest first. */
     Flux<LeaseRow> list(
             @Nullable LeaseState state,
@@ -89,43 +81,6 @@ class LeaseStore {
                 .all();
     }
 
-    /** Moves the lease if it is still at the state and version read; false when it was not. */
-    Mono<Boolean> move(LeaseRow row, LeaseState to, @Nullable String outcome, @Nullable String reason, Instant now) {
-        return db.sql("""
-                        UPDATE lease SET state = :to, version = version + 1, state_changed_at = :now,
-                            outcome = COALESCE(CAST(:outcome AS TEXT), outcome), reason = COALESCE(CAST(:reason AS TEXT), reason)
-                        WHERE lease_id = :id AND state = :from AND version = :version
-                        """)
-                .bind("to", to.name())
-                .bind("now", at(now))
-                .bind("outcome", orNull(outcome, String.class))
-                .bind("reason", orNull(reason, String.class))
-                .bind("id", row.leaseId())
-                .bind("from", row.state().name())
-                .bind("version", row.version())
-                .fetch()
-                .rowsUpdated()
-                .map(n -> n == 1);
-    }
-
-    Mono<Void> quiesced(UUID id, boolean source, boolean destination) {
-        return db.sql("""
-                        UPDATE lease SET source_quiesced = source_quiesced OR :s,
-                            destination_quiesced = destination_quiesced OR :d WHERE lease_id = :id
-                        """)
-                .bind("s", source)
-                .bind("d", destination)
-                .bind("id", id)
-                .then();
-    }
-
-    Mono<Void> committed(UUID id, int blocks) {
-        return db.sql("UPDATE lease SET committed_blocks = :n WHERE lease_id = :id")
-                .bind("n", blocks)
-                .bind("id", id)
-                .then();
-    }
-
     /** TP size of the lease's domain: the number of ranks on each side. */
     /** A domain's tensor-parallel size; a certified contract never changes, so it is read once. */
     Mono<Integer> tp(String domainId) {
@@ -163,13 +118,6 @@ class LeaseStore {
 
     /** The bank's current epoch and state, share-locked so a reset or eviction waits for this pin. */
     record BankNow(long epoch, String state) {}
-
-    Mono<BankNow> bankForPin(UUID bankId) {
-        return db.sql("SELECT bank_epoch, state FROM retained_bank WHERE bank_id = :b FOR SHARE")
-                .bind("b", bankId)
-                .map((r, m) -> new BankNow(r.get("bank_epoch", Long.class), r.get("state", String.class)))
-                .one();
-    }
 
     static OffsetDateTime at(Instant t) {
         return t.atOffset(ZoneOffset.UTC);

@@ -2,6 +2,7 @@ package io.kvreuse.lease;
 
 import io.kvreuse.incarnation.IncarnationState;
 import io.kvreuse.incarnation.Incarnations;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,27 +35,27 @@ public class LeaseSweeper {
 
     private final DatabaseClient db;
     private final TransactionalOperator tx;
-    private final LeaseStore leases;
-    private final LeaseLedger ledger;
-    private final OrderWriter orders;
+    private final LeaseAggregates aggregates;
+    private final LeaseWriter writer;
     private final Incarnations incarnations;
     private final EngineCommands.LeaseProperties props;
+    private final Clock clock;
 
     LeaseSweeper(
             DatabaseClient db,
             TransactionalOperator tx,
-            LeaseStore leases,
-            LeaseLedger ledger,
-            OrderWriter orders,
+            LeaseAggregates aggregates,
+            LeaseWriter writer,
             Incarnations incarnations,
-            EngineCommands.LeaseProperties props) {
+            EngineCommands.LeaseProperties props,
+            Clock clock) {
         this.db = db;
         this.tx = tx;
-        this.leases = leases;
-        this.ledger = ledger;
-        this.orders = orders;
+        this.aggregates = aggregates;
+        this.writer = writer;
         this.incarnations = incarnations;
         this.props = props;
+        this.clock = clock;
     }
 
     /** What one sweep did: whether it held the lock, the leases it moved, incarnations sent to RECLAIM_PENDING. */
@@ -67,25 +68,38 @@ public class LeaseSweeper {
         sweepOnce().subscribe(null, e -> log.warn("lease sweep failed; retrying next interval: " + e));
     }
 
-    /** One sweep now, as of the injected clock. */
+    /**
+     * One sweep now, as of the injected clock: the due leases are locked and read together, each
+     * decided on the tick, and all their changes written at once.
+     */
     public Mono<SweepResult> sweepOnce() {
         return Mono.defer(() -> {
-            Instant now = ledger.now();
-            List<UUID> moved = new ArrayList<>();
+            Instant now = clock.instant();
+            List<LeaseDecision> decided = new ArrayList<>();
             List<UUID> reclaim = new ArrayList<>();
             Mono<Boolean> sweep = tryLock()
                     .flatMap(locked -> !locked
                             ? Mono.just(false)
-                            : due(now).concatMap(id -> leases.lock(id)
-                                            .flatMap(row -> expire(row, now))
-                                            .doOnNext(moved::add))
+                            : due(now).collectList()
+                                    .flatMap(aggregates::lock)
+                                    .flatMap(leases -> {
+                                        leases.values().stream()
+                                                .map(l -> LeaseDecider.decide(l, new LeaseReport.Tick(now), ACTOR, now))
+                                                .filter(d -> !d.changes().isEmpty())
+                                                .forEach(decided::add);
+                                        return writer.write(decided, now);
+                                    })
                                     .then(lostParties()
                                             .concatMap(this::reclaimPending)
                                             .doOnNext(reclaim::add)
                                             .then())
                                     .thenReturn(true));
-            return sweep.as(tx::transactional)
-                    .map(ran -> new SweepResult(ran, List.copyOf(moved), List.copyOf(reclaim)));
+            return sweep.as(tx::transactional).map(ran -> {
+                writer.published(decided);
+                List<UUID> moved =
+                        decided.stream().map(d -> d.after().row().leaseId()).toList();
+                return new SweepResult(ran, moved, List.copyOf(reclaim));
+            });
         });
     }
 
@@ -115,36 +129,6 @@ public class LeaseSweeper {
                 .all()
                 .collectList()
                 .flatMapMany(Flux::fromIterable);
-    }
-
-    /** Applies the deadline that passed; the row was re-read under its lock, so the state is current. */
-    private Mono<UUID> expire(LeaseRow row, Instant now) {
-        Mono<LeaseRow> moved = switch (row.state()) {
-            case PROPOSED ->
-                row.ttlDeadline().isBefore(now)
-                        ? ledger.holdsAnything(row)
-                                .flatMap(held -> held
-                                        ? ledger.release(row, ACTOR, "EXPIRED", "lease TTL passed")
-                                        : ledger.expire(row, ACTOR, "lease TTL passed"))
-                        : Mono.empty();
-            case SOURCE_PINNED ->
-                row.transferDeadline().isBefore(now)
-                        ? ledger.release(row, ACTOR, "EXPIRED", "source pinned but never transferred")
-                        : Mono.empty();
-            case TRANSFERRING ->
-                row.transferDeadline().isBefore(now)
-                        ? ledger.move(row, LeaseState.UNCERTAIN, ACTOR, null, "transfer deadline passed")
-                                .flatMap(u ->
-                                        orders.state(row.leaseId(), "UNCERTAIN").thenReturn(u))
-                        : Mono.empty();
-            case DELIVERED ->
-                row.abandonDeadline().isBefore(now)
-                        ? ledger.move(row, LeaseState.FAILED, ACTOR, "ABANDONED", "delivered but never committed")
-                                .flatMap(f -> ledger.release(f, ACTOR, "ABANDONED", null))
-                        : Mono.empty();
-            default -> Mono.empty();
-        };
-        return moved.map(LeaseRow::leaseId);
     }
 
     private Flux<UUID> lostParties() {

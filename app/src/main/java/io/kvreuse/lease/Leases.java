@@ -1,8 +1,10 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.error.ItemResult;
 import io.kvreuse.protocol.PartState;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.security.Role;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
@@ -20,16 +22,15 @@ public class Leases {
 
     private final LeaseStore leases;
     private final HoldStore holds;
-    private final TransferOutcomes outcomes;
-    private final LeaseLedger ledger;
-    private final LeaseBatches batches;
+    private final TransferReports transfers;
 
-    Leases(LeaseStore leases, HoldStore holds, TransferOutcomes outcomes, LeaseLedger ledger, LeaseBatches batches) {
+    private final OrderWriter orders;
+
+    Leases(LeaseStore leases, HoldStore holds, TransferReports transfers, OrderWriter orders) {
         this.leases = leases;
         this.holds = holds;
-        this.outcomes = outcomes;
-        this.ledger = ledger;
-        this.batches = batches;
+        this.transfers = transfers;
+        this.orders = orders;
     }
 
     /** The lease with what it holds, without visibility checks (operators' tools, cleanup). */
@@ -66,27 +67,6 @@ public class Leases {
                 .concatMap(this::view);
     }
 
-    /** Call inside the claiming transaction: the agent took the order, so a transfer may start writing. */
-    public Mono<LeaseState> orderClaimed(UUID leaseId, String actor) {
-        return leases.lock(leaseId)
-                .flatMap(row -> row.state() == LeaseState.SOURCE_PINNED
-                        ? ledger.move(row, LeaseState.TRANSFERRING, actor, null, null)
-                                .map(LeaseRow::state)
-                        : Mono.just(row.state()));
-    }
-
-    /** Call inside the reporting transaction after a part changed: delivers, fails or marks the lease uncertain. */
-    public Mono<LeaseState> partsChanged(UUID leaseId, String actor) {
-        return leases.lock(leaseId).flatMap(row -> outcomes.decide(row, actor)).map(LeaseRow::state);
-    }
-
-    /** Locks the lease row first, so a part report and every other lease change serialise in one order. */
-    public Mono<LeaseState> lock(UUID leaseId) {
-        return leases.lock(leaseId)
-                .map(LeaseRow::state)
-                .switchIfEmpty(Mono.error(() -> LeaseProblems.noSuchLease(leaseId)));
-    }
-
     /** Ids of leases on either side of an incarnation that still hold or may touch memory. */
     public Flux<UUID> unfinished(UUID incarnationId) {
         return leases.unfinished(incarnationId);
@@ -98,14 +78,22 @@ public class Leases {
     }
 
     /**
-     * Call inside the claiming transaction, with the claimed orders' leases: a SOURCE_PINNED lease
-     * moves to TRANSFERRING, since its transfer may start writing now. Answers each lease's state.
+     * Call inside a transaction: claims up to {@code limit} of the host's orders (queued ones, and
+     * claimed ones no part report acknowledged since {@code stale}); a SOURCE_PINNED lease of a
+     * claimed order moves to TRANSFERRING, since its transfer may start writing now.
      */
-    public Mono<List<LeaseState>> ordersClaimed(List<UUID> leaseIds, String actor) {
-        return batches.ordersClaimed(leaseIds, actor).map(d -> {
-            batches.committed(d);
-            return d.results();
-        });
+    public Mono<List<ClaimedOrder>> claimOrders(String hostId, String actor, Instant now, Instant stale, int limit) {
+        return orders.claim(hostId, actor, now, stale, limit)
+                .collectList()
+                .flatMap(claimed -> claimed.isEmpty()
+                        ? Mono.just(claimed)
+                        : transfers
+                                .claimed(
+                                        claimed.stream()
+                                                .map(ClaimedOrder::leaseId)
+                                                .toList(),
+                                        actor)
+                                .thenReturn(claimed));
     }
 
     /** One part report for {@link #partsReported}, for an order the agent was checked to report on. */
@@ -120,30 +108,22 @@ public class Leases {
             @Nullable String detail) {}
 
     /**
-     * Call inside a transaction: applies the everyday part reports (RUNNING, or DONE — delivering
-     * the lease when every rank is done) of many leases at once. Answers, per report, the lease's
-     * state after it, or null for a report that must go through the single-report path.
+     * Call inside a transaction: the agent's part reports, many leases at once, each decided as if
+     * it were sent alone and in order. Answers, per report, the lease's state after it or its problem.
      */
-    public Mono<List<LeaseState>> partsReported(List<PartReport> reports, String actor) {
-        return batches.parts(
-                        reports.stream()
-                                .map(r -> new LeaseBatches.PartItem(
-                                        r.orderId(),
-                                        r.leaseId(),
-                                        r.rank(),
-                                        new BatchStore.PartUpdate(
-                                                r.orderId(),
-                                                r.rank(),
-                                                r.state().name(),
-                                                r.bytes(),
-                                                r.durationUs(),
-                                                r.nativeStatus(),
-                                                r.detail())))
-                                .toList(),
-                        actor)
-                .map(d -> {
-                    batches.committed(d);
-                    return d.results();
-                });
+    public Mono<List<ItemResult<LeaseState>>> partsReported(List<PartReport> reports, String actor) {
+        return transfers.parts(
+                reports.stream().map(PartReport::leaseId).toList(),
+                reports.stream()
+                        .map(r -> new LeaseReport.Part(
+                                r.orderId(),
+                                r.rank(),
+                                r.state(),
+                                r.bytes(),
+                                r.durationUs(),
+                                r.nativeStatus(),
+                                r.detail()))
+                        .toList(),
+                actor);
     }
 }

@@ -1,6 +1,5 @@
 package io.kvreuse.lease;
 
-import io.kvreuse.protocol.PartState;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
@@ -22,13 +21,6 @@ class OrderWriter {
 
     OrderWriter(DatabaseClient db) {
         this.db = db;
-    }
-
-    /** One part's state as reported, for the lease's decision. */
-    record Part(int rank, PartState state, long bytes, long bytesMoved, long durationUs) {}
-
-    Mono<Void> create(LeaseRow lease, Instant now) {
-        return create(List.of(lease.leaseId()), now);
     }
 
     /**
@@ -80,38 +72,6 @@ class OrderWriter {
                 .then();
     }
 
-    /** A queued order that was never handed out is withdrawn; a claimed one is left to its parts. */
-    Mono<Long> cancel(UUID leaseId, Instant now) {
-        return db.sql("UPDATE transfer_order SET state = 'FAILED' WHERE lease_id = :l AND state = 'QUEUED'")
-                .bind("l", leaseId)
-                .fetch()
-                .rowsUpdated();
-    }
-
-    /** Sets the order's state (DONE, FAILED, UNCERTAIN, QUIESCED) along with its lease. */
-    Mono<Void> state(UUID leaseId, String state) {
-        return db.sql("UPDATE transfer_order SET state = :s WHERE lease_id = :l")
-                .bind("s", state)
-                .bind("l", leaseId)
-                .then();
-    }
-
-    Flux<Part> parts(UUID leaseId) {
-        return db.sql("""
-                        SELECT p.rank, p.state, p.bytes, p.bytes_moved, COALESCE(p.duration_us, 0) AS duration_us
-                        FROM transfer_part p JOIN transfer_order o ON o.order_id = p.order_id
-                        WHERE o.lease_id = :l ORDER BY p.rank
-                        """)
-                .bind("l", leaseId)
-                .map((r, m) -> new Part(
-                        r.get("rank", Integer.class),
-                        PartState.valueOf(r.get("state", String.class)),
-                        r.get("bytes", Long.class),
-                        r.get("bytes_moved", Long.class),
-                        r.get("duration_us", Long.class)))
-                .all();
-    }
-
     /** Hosts whose agents may report for the lease: the order's initiator and the donor's host. */
     Flux<String> agentHosts(UUID leaseId) {
         return db.sql("SELECT host_id, donor_host_id FROM transfer_order WHERE lease_id = :l")
@@ -120,5 +80,36 @@ class OrderWriter {
                         List.of(r.get("host_id", String.class), String.valueOf(r.get("donor_host_id", String.class))))
                 .all()
                 .flatMapIterable(l -> l);
+    }
+
+    /**
+     * Claims up to {@code limit} of the host's orders: queued ones, and claimed ones no part report
+     * acknowledged since {@code stale}. {@code FOR UPDATE SKIP LOCKED} on the order and its lease, so
+     * two pollers never receive the same order.
+     */
+    Flux<ClaimedOrder> claim(String hostId, String actor, Instant now, Instant stale, int limit) {
+        return db.sql("""
+                        WITH due AS (
+                            SELECT o.order_id FROM transfer_order o JOIN lease l ON l.lease_id = o.lease_id
+                            WHERE o.host_id = :h
+                              AND (o.state = 'QUEUED' OR (o.state = 'CLAIMED' AND o.acked_at IS NULL AND o.claimed_at < :stale))
+                            ORDER BY o.created_at LIMIT :limit
+                            FOR UPDATE OF o, l SKIP LOCKED)
+                        UPDATE transfer_order o SET state = 'CLAIMED', claimed_at = :now, claimed_by = :by, claims = o.claims + 1
+                        FROM due WHERE o.order_id = due.order_id
+                        RETURNING o.order_id, o.lease_id, o.host_id, o.donor_host_id, o.claims
+                        """)
+                .bind("h", hostId)
+                .bind("limit", limit)
+                .bind("stale", LeaseStore.at(stale))
+                .bind("now", LeaseStore.at(now))
+                .bind("by", actor)
+                .map((r, m) -> new ClaimedOrder(
+                        r.get("order_id", UUID.class),
+                        r.get("lease_id", UUID.class),
+                        r.get("host_id", String.class),
+                        String.valueOf(r.get("donor_host_id", String.class)),
+                        r.get("claims", Integer.class)))
+                .all();
     }
 }

@@ -42,7 +42,7 @@ class PartyChecks {
                 return otherSide(lease, source, p)
                         .flatMap(owns -> Mono.error(
                                 owns
-                                        ? LeaseReports.notAParty(lease.leaseId(), p.role())
+                                        ? LeaseProblems.notAParty(lease.leaseId(), p.role())
                                         : LeaseProblems.noSuchLease(lease.leaseId())));
             }
             return checkEpoch("incarnation " + party.id(), epoch, party.epoch()).thenReturn(party);
@@ -87,7 +87,7 @@ class PartyChecks {
             case OPERATOR -> Mono.empty();
             case ENGINE -> engineSide(lease, source, p, epoch).then();
             case AGENT -> agent(lease, p, epoch);
-            case ROUTER -> Mono.error(LeaseReports.notAParty(lease.leaseId(), p.role()));
+            case ROUTER -> Mono.error(LeaseProblems.notAParty(lease.leaseId(), p.role()));
         };
     }
 

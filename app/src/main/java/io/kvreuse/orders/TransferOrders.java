@@ -3,6 +3,7 @@ package io.kvreuse.orders;
 import io.kvreuse.error.ItemResult;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemType;
+import io.kvreuse.lease.ClaimedOrder;
 import io.kvreuse.lease.LeaseState;
 import io.kvreuse.lease.Leases;
 import io.kvreuse.lease.LongPoll;
@@ -17,7 +18,6 @@ import io.r2dbc.postgresql.codec.Json;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -79,40 +79,12 @@ public class TransferOrders {
                 .then(longPoll.poll(PgNotifications.ORDERS, hostId, wait, () -> claim(hostId, p.actor())));
     }
 
-    private record Claimed(UUID orderId, UUID leaseId, String hostId, String donorHost, int claims) {}
-
     private Mono<List<TransferOrder>> claim(String hostId, String actor) {
         Instant now = clock.instant();
-        return db.sql("""
-                        WITH due AS (
-                            SELECT o.order_id FROM transfer_order o JOIN lease l ON l.lease_id = o.lease_id
-                            WHERE o.host_id = :h
-                              AND (o.state = 'QUEUED' OR (o.state = 'CLAIMED' AND o.acked_at IS NULL AND o.claimed_at < :stale))
-                            ORDER BY o.created_at LIMIT :limit
-                            FOR UPDATE OF o, l SKIP LOCKED)
-                        UPDATE transfer_order o SET state = 'CLAIMED', claimed_at = :now, claimed_by = :by, claims = o.claims + 1
-                        FROM due WHERE o.order_id = due.order_id
-                        RETURNING o.order_id, o.lease_id, o.host_id, o.donor_host_id, o.claims
-                        """)
-                .bind("h", hostId)
-                .bind("limit", pollBatch)
-                .bind("stale", now.minus(visibility).atOffset(ZoneOffset.UTC))
-                .bind("now", now.atOffset(ZoneOffset.UTC))
-                .bind("by", actor)
-                .map((r, m) -> new Claimed(
-                        r.get("order_id", UUID.class),
-                        r.get("lease_id", UUID.class),
-                        r.get("host_id", String.class),
-                        String.valueOf(r.get("donor_host_id", String.class)),
-                        r.get("claims", Integer.class)))
-                .all()
-                .collectList()
+        return leases.claimOrders(hostId, actor, now, now.minus(visibility), pollBatch)
                 .flatMap(claimed -> claimed.isEmpty()
                         ? Mono.just(List.<TransferOrder>of())
-                        : leases.ordersClaimed(
-                                        claimed.stream().map(Claimed::leaseId).toList(), actor)
-                                .then(parts(
-                                        claimed.stream().map(Claimed::orderId).toList()))
+                        : parts(claimed.stream().map(ClaimedOrder::orderId).toList())
                                 .flatMap(parts -> Flux.fromIterable(claimed)
                                         .concatMap(c -> {
                                             List<TransferOrder.Part> list = parts.getOrDefault(c.orderId(), List.of());
@@ -185,7 +157,7 @@ public class TransferOrders {
                 r.get("bytes", Long.class));
     }
 
-    private Mono<List<TransferOrder.RemoteAgent>> remoteAgents(Claimed c, List<TransferOrder.Part> parts) {
+    private Mono<List<TransferOrder.RemoteAgent>> remoteAgents(ClaimedOrder c, List<TransferOrder.Part> parts) {
         if (c.donorHost().equals(c.hostId())) {
             return Mono.just(List.of());
         }
@@ -271,11 +243,7 @@ public class TransferOrders {
                             return Mono.error(NodeAgents.staleEpoch(o.hostId(), req.fencingEpoch(), epoch));
                         }
                         return leases.partsReported(List.of(report(orderId, o.leaseId(), rank, req)), p.actor())
-                                .flatMap(fast -> fast.getFirst() != null
-                                        ? Mono.just(fast.getFirst())
-                                        : leases.lock(o.leaseId())
-                                                .then(apply(orderId, rank, req))
-                                                .then(leases.partsChanged(o.leaseId(), p.actor())))
+                                .map(results -> results.getFirst().orThrow())
                                 .map(state -> new PartReport.Ack(orderId, rank, req.state(), state.name()))
                                 .as(tx::transactional);
                     });
@@ -312,19 +280,29 @@ public class TransferOrders {
                             }
                         }
                         return (fast.isEmpty()
-                                        ? Mono.just(List.<LeaseState>of())
+                                        ? Mono.just(List.<ItemResult<LeaseState>>of())
                                         : leases.partsReported(fast, p.actor()).as(tx::transactional))
                                 .flatMap(states -> {
-                                    LeaseState[] byItem = new LeaseState[items.size()];
+                                    List<ItemResult<LeaseState>> byItem = new java.util.ArrayList<>(
+                                            java.util.Collections.nCopies(items.size(), null));
                                     for (int k = 0; k < fastIndexes.size(); k++) {
-                                        byItem[fastIndexes.get(k)] = states.get(k);
+                                        byItem.set(fastIndexes.get(k), states.get(k));
                                     }
                                     return Flux.range(0, items.size())
                                             .concatMap(i -> {
                                                 PartReport.Entry e = items.get(i);
-                                                if (byItem[i] != null) {
-                                                    return Mono.just(ItemResult.ok(new PartReport.Ack(
-                                                            e.orderId(), e.rank(), e.state(), byItem[i].name())));
+                                                ItemResult<LeaseState> decided = byItem.get(i);
+                                                if (decided != null) {
+                                                    return Mono.just(
+                                                            decided.error() == null
+                                                                    ? ItemResult.ok(new PartReport.Ack(
+                                                                            e.orderId(),
+                                                                            e.rank(),
+                                                                            e.state(),
+                                                                            decided.orThrow()
+                                                                                    .name()))
+                                                                    : ItemResult.<PartReport.Ack>failed(
+                                                                            decided.error()));
                                                 }
                                                 return report(e.orderId(), e.rank(), e.report(req.fencingEpoch()), p)
                                                         .map(ItemResult::ok)
@@ -359,49 +337,5 @@ public class TransferOrders {
 
     private static KvReuseException noSuchOrder(UUID orderId) {
         return new KvReuseException(ProblemType.NO_SUCH_ORDER, "no order " + orderId);
-    }
-
-    private Mono<Void> apply(UUID orderId, int rank, PartReport req) {
-        return db.sql("SELECT state, bytes FROM transfer_part WHERE order_id = :o AND rank = :r FOR UPDATE")
-                .bind("o", orderId)
-                .bind("r", rank)
-                .map((r, m) -> Map.entry(PartState.valueOf(r.get("state", String.class)), r.get("bytes", Long.class)))
-                .one()
-                .switchIfEmpty(Mono.error(() ->
-                        new KvReuseException(ProblemType.NO_SUCH_PART, "order " + orderId + " has no rank " + rank)))
-                .flatMap(part -> {
-                    PartState now = req.state();
-                    if (req.bytes() > part.getValue()) {
-                        return Mono.error(
-                                NodeAgents.invalid("bytes " + req.bytes() + " exceeds the part's " + part.getValue()));
-                    }
-                    if (part.getKey().isFinal()) {
-                        return part.getKey() == now
-                                ? Mono.empty()
-                                : Mono.error(new KvReuseException(
-                                                ProblemType.PART_FINAL,
-                                                "rank " + rank + " of order " + orderId + " is already "
-                                                        + part.getKey())
-                                        .with("currentState", part.getKey().name()));
-                    }
-                    return db.sql("""
-                                    UPDATE transfer_part SET state = :s, bytes_moved = :b, duration_us = :d, native_status = :n,
-                                        detail = :detail, updated_at = :now WHERE order_id = :o AND rank = :r
-                                    """)
-                            .bind("s", now.name())
-                            .bind("b", req.bytes())
-                            .bind("d", req.durationUs())
-                            .bind("n", io.kvreuse.store.Sql.orNull(req.nativeStatus(), Integer.class))
-                            .bind("detail", io.kvreuse.store.Sql.orNull(req.detail(), String.class))
-                            .bind("now", clock.instant().atOffset(ZoneOffset.UTC))
-                            .bind("o", orderId)
-                            .bind("r", rank)
-                            .then()
-                            .then(db.sql(
-                                            "UPDATE transfer_order SET acked_at = COALESCE(acked_at, :now) WHERE order_id = :o")
-                                    .bind("now", clock.instant().atOffset(ZoneOffset.UTC))
-                                    .bind("o", orderId)
-                                    .then());
-                });
     }
 }
