@@ -78,7 +78,8 @@ RATE="$(echo "$BATCHED" | grep -o 'lifecycles_per_s=[0-9.]*' | cut -d= -f2)"
 SINGLE_RATE="$(echo "$SINGLE" | grep -o 'lifecycles_per_s=[0-9.]*' | cut -d= -f2)"
 RATIO="$(python3 -c "print(f'{$RATE/$TPS:.3f}')")"
 SINGLE_RATIO="$(python3 -c "print(f'{$SINGLE_RATE/$TPS:.4f}')")"
-MET="$(python3 -c "print('**met**' if $RATE >= 1000 else '**not met**')")"
+MET="$(python3 -c "print('**met**' if $RATE >= 2500 else '**not met**')")"
+SINGLE_MET="$(python3 -c "print('**met**' if $SINGLE_RATE >= 400 else '**not met**')")"
 
 # a "## Profile" section written by hand is kept at the end of the regenerated file
 PROFILE="$(sed -n '/^## Profile/,$p' benchmarks/BENCHMARKS-leases.md 2>/dev/null || true)"
@@ -92,7 +93,7 @@ acknowledgement, every lease ending RELEASED with outcome COMMITTED (counted fro
 answers). The control plane runs in its embedded PostgreSQL 17 mode (the development database, started with
 \`fsync\` and \`synchronous_commit\` off through \`KVREUSE_EMBEDDEDDATABASE_DURABLE=false\`; pgbench below runs against the same settings); driver,
 control plane and PostgreSQL share one machine ($(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)).
-Target: ≥ 1,000 lifecycles/s.
+Targets (the lease redesign): ≥ 2,500 lifecycles/s batched and ≥ 400/s per request.
 
 | measure | value |
 |---|---|
@@ -103,7 +104,8 @@ Target: ≥ 1,000 lifecycles/s.
 | pgbench TPC-B (scale 10, 8 clients, 30s) on the same PostgreSQL, after both runs | $TPS tps |
 | batched lifecycles/s ÷ TPC-B tps | $RATIO |
 | per-request lifecycles/s ÷ TPC-B tps | $SINGLE_RATIO |
-| target ≥ 1,000 lifecycles/s (batched) | $MET |
+| target ≥ 2,500 lifecycles/s (batched) | $MET |
+| target ≥ 400 lifecycles/s (per request) | $SINGLE_MET |
 | machine load average at the end | $(cut -d' ' -f1-3 /proc/loadavg) |
 
 ## What one pipeline does
@@ -132,10 +134,19 @@ requests and statements changes.
 * **What batching changes.** A batch locks its leases in id order, reads them with their pins and
   destinations in three statements, decides each item in memory, and writes with one set-based
   statement per kind of change (\`unnest\` arrays): about 75 statements for a whole round of a
-  window, i.e. ~1–2 per lease. Items that are not the everyday case (refusals, stale epochs,
-  duplicates, failures) go through the single-report path after the batch commits, one by one.
-  Concurrent selections' PROPOSED leases are written together (group commit), and the PIN-command
-  and wake-up triggers run once per statement.
+  window, i.e. ~1–2 per lease. Since the lease redesign every report, the everyday ones and the
+  refusals, stale epochs, duplicates and failures alike, is decided by the one pure decider
+  (\`LeaseDecider\`) on the leases as read and written by the one set-based writer
+  (\`LeaseWriter\`); a single report is a batch of one through the same path. Concurrent selections'
+  PROPOSED leases are written together (group commit) with their PIN commands in the same
+  statement, and the wake-up triggers run once per statement.
+* **Per request after the redesign.** The one path made a single report's cost uniform, not smaller:
+  it still reads the aggregate with one locking statement per kind (lease, pins, destinations,
+  commands, order and parts, epochs, banks), checks the parties, writes one statement per kind of
+  change and reads the lease view for the answer. That is why the per-request ratio did not move
+  (0.0069 in the 2026-12-01 run against 0.0090 on 2026-11-30; 0.0056–0.0080 the same day before the
+  redesign, see the profile below). Reading the aggregate in one statement, pipelining the writes
+  and answering from the decided lease are the next steps toward 400/s.
 * **What is left** is mostly per-row work in PostgreSQL: each lease inserts ~20 rows (lease,
   commands, order, part, pins, destinations, slot runs, 7 audit rows) and updates its lease row 5
   times, each update touching the lease's indexes. The control plane's share is the JSON of the polls
