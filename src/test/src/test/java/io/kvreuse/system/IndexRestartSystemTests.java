@@ -3,11 +3,11 @@ package io.kvreuse.system;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvreuse.testkit.KvReuseClient;
+import io.kvreuse.testkit.Requests;
 import io.kvreuse.testkit.SampleContracts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -72,7 +72,7 @@ class IndexRestartSystemTests {
                 var stored = api.post(
                         "/api/v1/banks/" + bankId + "/events",
                         decodeToken,
-                        Map.of("rank", rank, "firstEventId", 1, "events", List.of(stored(chain, 3))));
+                        Map.of("rank", rank, "firstEventId", 1, "events", List.of(Requests.stored(chain, 3))));
                 assertThat(stored.status()).as(stored.toString()).isEqualTo(200);
             }
             String prefillToken = mint(api, operator, "ENGINE", "prefill-a");
@@ -141,21 +141,6 @@ class IndexRestartSystemTests {
                         4));
         assertThat(r.status()).as(r.toString()).isEqualTo(200);
         return r.json();
-    }
-
-    private static Map<String, Object> stored(long[] chain, int firstSlot) {
-        List<Map<String, Object>> blocks = new ArrayList<>();
-        for (int i = 0; i < chain.length; i++) {
-            Map<String, Object> b = new LinkedHashMap<>();
-            b.put("seqHash", Long.toUnsignedString(chain[i]));
-            if (i > 0) {
-                b.put("parentHash", Long.toUnsignedString(chain[i - 1]));
-            }
-            b.put("position", i);
-            b.put("slot", firstSlot + i);
-            blocks.add(b);
-        }
-        return Map.of("type", "STORED", "blocks", blocks);
     }
 
     private static void enableReuse(KvReuseClient api, String operator) throws Exception {
