@@ -27,7 +27,7 @@ LOG="$WORK/kvreuse.log"
 KVREUSE_HOME="$WORK/home" KVREUSE_BOOTSTRAP_TOKEN="$TOKEN" SERVER_PORT="$PORT" KVREUSE_EMBEDDEDDATABASE_DURABLE=false \
   "$JAVA" -Xmx1g --enable-native-access=ALL-UNNAMED -jar app/target/kvreuse.jar >"$LOG" 2>&1 &
 APP=$!
-trap 'kill $APP 2>/dev/null; wait $APP 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $APP 2>/dev/null; wait $APP 2>/dev/null || true; rm -rf "$WORK"' EXIT
 for _ in $(seq 1 240); do
   curl -fs "http://127.0.0.1:$PORT/actuator/health/readiness" >/dev/null 2>&1 && break
   kill -0 $APP 2>/dev/null || { tail -50 "$LOG"; exit 1; }
@@ -69,6 +69,10 @@ echo "cores busy: $CPU"
 SINGLE="$("$JAVA" -cp benchmarks/target/benchmarks.jar io.kvreuse.benchmarks.LeaseLifecycleLoad \
   "http://127.0.0.1:$PORT" "$TOKEN" "$SINGLE_SECONDS" 32 1 20)"
 echo "$SINGLE"
+# the HTTP stack alone, same callers and client: the ceiling of the per-request run
+CEILING="$("$JAVA" -cp benchmarks/target/benchmarks.jar io.kvreuse.benchmarks.HttpCeiling \
+  "http://127.0.0.1:$PORT" "$TOKEN" "$SINGLE_SECONDS" 32 5)"
+echo "$CEILING"
 
 export PGPASSWORD=postgres
 "$PGBIN/pgbench" -h 127.0.0.1 -p "$PGPORT" -U postgres -i -s 10 -q postgres >/dev/null 2>&1
@@ -78,6 +82,10 @@ RATE="$(echo "$BATCHED" | grep -o 'lifecycles_per_s=[0-9.]*' | cut -d= -f2)"
 SINGLE_RATE="$(echo "$SINGLE" | grep -o 'lifecycles_per_s=[0-9.]*' | cut -d= -f2)"
 RATIO="$(python3 -c "print(f'{$RATE/$TPS:.3f}')")"
 SINGLE_RATIO="$(python3 -c "print(f'{$SINGLE_RATE/$TPS:.4f}')")"
+SINGLE_REQUESTS="$(echo "$SINGLE" | grep -o 'requests_per_s=[0-9.]*' | cut -d= -f2)"
+CEILING_RATE="$(echo "$CEILING" | grep -o 'requests_per_s=[0-9.]*' | cut -d= -f2)"
+PER_LIFECYCLE="$(python3 -c "print(f'{$SINGLE_REQUESTS/max($SINGLE_RATE, 0.1):.1f}')")"
+BOUND="$(python3 -c "print(f'{$CEILING_RATE/$PER_LIFECYCLE:.0f}')")"
 MET="$(python3 -c "print('**met**' if $RATE >= 2500 else '**not met**')")"
 SINGLE_MET="$(python3 -c "print('**met**' if $SINGLE_RATE >= 400 else '**not met**')")"
 
@@ -101,6 +109,9 @@ Targets (the lease redesign): ≥ 2,500 lifecycles/s batched and ≥ 400/s per r
 | **batched**: $PIPELINES pipelines × $WINDOW leases in flight, batch endpoints, ${DURATION}s after a ${WARMUP}s warm-up | \`$BATCHED\` |
 | cores busy during the batched run | $CPU |
 | per request: 32 pipelines, one lease each, single-report endpoints, ${SINGLE_SECONDS}s after a 20s warm-up | \`$SINGLE\` |
+| HTTP ceiling: 32 callers, \`GET /actuator/health/liveness\` with a bearer token (no database), ${SINGLE_SECONDS}s | \`$CEILING\` |
+| requests per per-request lifecycle (polls included) | $PER_LIFECYCLE |
+| per-request lifecycles/s the HTTP stack alone allows (ceiling ÷ requests per lifecycle) | $BOUND |
 | pgbench TPC-B (scale 10, 8 clients, 30s) on the same PostgreSQL, after both runs | $TPS tps |
 | batched lifecycles/s ÷ TPC-B tps | $RATIO |
 | per-request lifecycles/s ÷ TPC-B tps | $SINGLE_RATIO |
