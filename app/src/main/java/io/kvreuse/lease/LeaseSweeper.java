@@ -19,10 +19,9 @@ import reactor.core.publisher.Mono;
 /**
  * Lease deadlines, as of the injected clock, on one replica at a time (a transaction-level advisory
  * lock; every move is also conditional under the lease's row lock, so overlapping sweeps are
- * harmless). PROPOSED past its TTL expires (or releases what a few ranks pinned); a source pinned
- * but never transferred is released; a transfer past its deadline becomes UNCERTAIN and keeps
- * every pin and allocation — no timer ever releases it; a delivery never committed is abandoned.
- * A LOST incarnation still party to unfinished leases moves to RECLAIM_PENDING.
+ * harmless): the due leases are locked and read together, each decided on a tick ({@link
+ * LeaseDecider} says what a deadline does), and all their changes written at once. A LOST
+ * incarnation still party to unfinished leases moves to RECLAIM_PENDING.
  */
 @Component
 public class LeaseSweeper {
@@ -68,10 +67,7 @@ public class LeaseSweeper {
         sweepOnce().subscribe(null, e -> log.warn("lease sweep failed; retrying next interval: " + e));
     }
 
-    /**
-     * One sweep now, as of the injected clock: the due leases are locked and read together, each
-     * decided on the tick, and all their changes written at once.
-     */
+    /** One sweep now, as of the injected clock. */
     public Mono<SweepResult> sweepOnce() {
         return Mono.defer(() -> {
             Instant now = clock.instant();
@@ -80,7 +76,7 @@ public class LeaseSweeper {
             Mono<Boolean> sweep = tryLock()
                     .flatMap(locked -> !locked
                             ? Mono.just(false)
-                            : due(now).collectList()
+                            : ids(db.sql(DUE).bind("now", LeaseStore.at(now)))
                                     .flatMap(aggregates::lock)
                                     .flatMap(leases -> {
                                         leases.values().stream()
@@ -89,7 +85,8 @@ public class LeaseSweeper {
                                                 .forEach(decided::add);
                                         return writer.write(decided, now);
                                     })
-                                    .then(lostParties()
+                                    .then(ids(db.sql(LOST_PARTIES))
+                                            .flatMapMany(Flux::fromIterable)
                                             .concatMap(this::reclaimPending)
                                             .doOnNext(reclaim::add)
                                             .then())
@@ -110,40 +107,33 @@ public class LeaseSweeper {
                 .one();
     }
 
-    private Flux<UUID> due(Instant now) {
-        return db.sql("""
-                        SELECT lease_id FROM (
-                            (SELECT lease_id FROM lease WHERE state = 'PROPOSED' AND ttl_deadline < :now
-                             ORDER BY ttl_deadline LIMIT :batch)
-                            UNION ALL
-                            (SELECT lease_id FROM lease WHERE state IN ('SOURCE_PINNED', 'TRANSFERRING') AND transfer_deadline < :now
-                             ORDER BY transfer_deadline LIMIT :batch)
-                            UNION ALL
-                            (SELECT lease_id FROM lease WHERE state = 'DELIVERED' AND abandon_deadline < :now
-                             ORDER BY abandon_deadline LIMIT :batch)) AS due
-                        ORDER BY lease_id LIMIT :batch
-                        """)
-                .bind("now", LeaseStore.at(now))
-                .bind("batch", props.sweepBatch())
-                .map((r, m) -> r.get("lease_id", UUID.class))
-                .all()
-                .collectList()
-                .flatMapMany(Flux::fromIterable);
-    }
+    private static final String DUE = """
+            SELECT lease_id AS id FROM (
+                (SELECT lease_id FROM lease WHERE state = 'PROPOSED' AND ttl_deadline < :now
+                 ORDER BY ttl_deadline LIMIT :batch)
+                UNION ALL
+                (SELECT lease_id FROM lease WHERE state IN ('SOURCE_PINNED', 'TRANSFERRING') AND transfer_deadline < :now
+                 ORDER BY transfer_deadline LIMIT :batch)
+                UNION ALL
+                (SELECT lease_id FROM lease WHERE state = 'DELIVERED' AND abandon_deadline < :now
+                 ORDER BY abandon_deadline LIMIT :batch)) AS due
+            ORDER BY lease_id LIMIT :batch
+            """;
 
-    private Flux<UUID> lostParties() {
-        return db.sql("""
-                        SELECT DISTINCT i.incarnation_id FROM engine_incarnation i JOIN lease l
-                          ON i.incarnation_id IN (l.donor_incarnation_id, l.target_incarnation_id)
-                        WHERE i.state = 'LOST'
-                          AND l.state IN ('SOURCE_PINNED', 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')
-                        LIMIT :batch
-                        """)
-                .bind("batch", props.sweepBatch())
-                .map((r, m) -> r.get("incarnation_id", UUID.class))
+    private static final String LOST_PARTIES = """
+            SELECT DISTINCT i.incarnation_id AS id FROM engine_incarnation i JOIN lease l
+              ON i.incarnation_id IN (l.donor_incarnation_id, l.target_incarnation_id)
+            WHERE i.state = 'LOST'
+              AND l.state IN ('SOURCE_PINNED', 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')
+            LIMIT :batch
+            """;
+
+    /** The ids a query finds, read to the end before the next statement runs. */
+    private Mono<List<UUID>> ids(DatabaseClient.GenericExecuteSpec query) {
+        return query.bind("batch", props.sweepBatch())
+                .map((r, m) -> r.get("id", UUID.class))
                 .all()
-                .collectList()
-                .flatMapMany(Flux::fromIterable);
+                .collectList();
     }
 
     private Mono<UUID> reclaimPending(UUID id) {
