@@ -16,11 +16,11 @@ import io.kvreuse.protocol.PartState;
 import io.kvreuse.region.DestinationRegions;
 import java.time.Instant;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -35,30 +35,20 @@ final class LeaseDecider {
 
     static LeaseDecision decide(LeaseAggregate lease, LeaseReport report, String actor, Instant now) {
         LeaseDraft d = new LeaseDraft(lease, actor, now);
-        switch (report) {
-            case LeaseReport.Ack a -> {
-                return ack(d, a);
-            }
-            case LeaseReport.Destination x -> {
-                return destination(d, x);
-            }
-            case LeaseReport.Commit c -> {
-                return commit(d, c.committedBlocks());
-            }
-            case LeaseReport.Part p -> {
-                return part(d, p);
-            }
+        return switch (report) {
+            case LeaseReport.Ack a -> ack(d, a);
+            case LeaseReport.Destination x -> destination(d, x);
+            case LeaseReport.Commit c -> commit(d, c.committedBlocks());
+            case LeaseReport.Part p -> part(d, p);
             case LeaseReport.Quiesced q -> quiesced(d, q);
             case LeaseReport.Tick t -> tick(d, t.now());
             case LeaseReport.Cleanup c -> cleanup(d, c);
-            case LeaseReport.Abort a -> d.moveIf(Trigger.ABORTED, "ABORTED", a.reason());
-            case LeaseReport.OrderClaimed c -> {
-                d.claimed();
-                d.moveIf(Trigger.ORDER_CLAIMED, null, null);
-            }
             case LeaseReport.Withdrawn w -> withdrawn(d, w.reason());
-        }
-        return d.done();
+            case LeaseReport.Abort a ->
+                d.moveIf(Trigger.ABORTED, "ABORTED", a.reason()).done();
+            case LeaseReport.OrderClaimed c ->
+                d.claimed().moveIf(Trigger.ORDER_CLAIMED, null, null).done();
+        };
     }
 
     /**
@@ -169,13 +159,9 @@ final class LeaseDecider {
 
     /** Why a destination is malformed: not exactly one entry per rank, or runs that do not hold the blocks. */
     private static @Nullable String invalid(List<LeaseReport.RankDestination> ranks, int tp, int blocks) {
-        Set<Integer> seen = new HashSet<>();
-        for (LeaseReport.RankDestination r : ranks) {
-            if (r.rank() < 0 || r.rank() >= tp || !seen.add(r.rank())) {
-                return "a destination has exactly one entry per rank 0.." + (tp - 1);
-            }
-        }
-        if (seen.size() != tp) {
+        Set<Integer> seen =
+                ranks.stream().map(LeaseReport.RankDestination::rank).collect(Collectors.toSet());
+        if (ranks.size() != tp || seen.size() != tp || seen.stream().anyMatch(r -> r < 0 || r >= tp)) {
             return "a destination has exactly one entry per rank 0.." + (tp - 1);
         }
         for (LeaseReport.RankDestination r : ranks) {
@@ -212,7 +198,7 @@ final class LeaseDecider {
         if (d.read.parties().targetEpoch() != row.targetEpoch()) {
             return d.stale("lease", fenced(d));
         }
-        d.row(r -> r.withCommitted(blocks));
+        d.row(r -> r.reported(blocks, r.sourceQuiesced(), r.destinationQuiesced()));
         d.closeAll(CommandType.DELIVERED, CommandState.ACKED, "committed");
         d.move(Trigger.COMMITTED, "COMMITTED", null);
         d.signal(new LeaseDecision.Signal.Committed(blocks));
@@ -302,23 +288,26 @@ final class LeaseDecider {
      * and releases, unless an engine speaks while an agent part is not final (no engine's evidence
      * overrides the agent): then a transferring lease becomes UNCERTAIN and keeps everything held.
      */
-    private static void quiesced(LeaseDraft d, LeaseReport.Quiesced q) {
-        d.row(r -> r.withQuiesced(q.source()));
+    private static LeaseDecision quiesced(LeaseDraft d, LeaseReport.Quiesced q) {
+        d.row(r -> r.reported(
+                r.committedBlocks(), r.sourceQuiesced() || q.source(), r.destinationQuiesced() || !q.source()));
         d.audit("QUIESCED", q.evidence(), Map.of("side", q.source() ? "SOURCE" : "DESTINATION"));
         LeaseRow row = d.row;
         if (!row.sourceQuiesced() || !row.destinationQuiesced() || !row.state().mayBeWriting()) {
-            return;
+            return d.done();
         }
         boolean agentOpen = d.order != null
                 && d.order.parts().values().stream().anyMatch(p -> !p.state().isFinal());
         if (q.witness() != LeaseReport.Witness.ENGINE || !agentOpen) {
             d.move(Trigger.QUIESCED, null, "transfer quiesced on both sides");
-        } else if (d.moveIf(
-                Trigger.ENGINES_QUIESCED,
-                null,
-                "engines declared quiescence while the agent's transfer part is not final")) {
+        } else if (row.state() == LeaseState.TRANSFERRING) {
+            d.move(
+                    Trigger.ENGINES_QUIESCED,
+                    null,
+                    "engines declared quiescence while the agent's transfer part is not final");
             d.orderState(OrderState.UNCERTAIN);
         }
+        return d.done();
     }
 
     /**
@@ -327,7 +316,7 @@ final class LeaseDecider {
      * becomes UNCERTAIN and keeps every pin and allocation (no timer releases it); a delivery never
      * committed is abandoned.
      */
-    private static void tick(LeaseDraft d, Instant now) {
+    private static LeaseDecision tick(LeaseDraft d, Instant now) {
         LeaseRow row = d.row;
         switch (row.state()) {
             case PROPOSED -> {
@@ -354,15 +343,17 @@ final class LeaseDecider {
             }
             default -> {}
         }
+        return d.done();
     }
 
     /** A proposal selection gave up on ends at once if it is still PROPOSED or only pinned. */
-    private static void withdrawn(LeaseDraft d, String reason) {
+    private static LeaseDecision withdrawn(LeaseDraft d, String reason) {
         if (d.state() == LeaseState.PROPOSED && d.read.holdsAnything()) {
             d.move(Trigger.WITHDRAWN_HOLDING, "WITHDRAWN", reason);
         } else {
             d.moveIf(Trigger.WITHDRAWN, d.state() == LeaseState.PROPOSED ? "EXPIRED" : "WITHDRAWN", reason);
         }
+        return d.done();
     }
 
     /**
@@ -370,15 +361,14 @@ final class LeaseDecider {
      * the fenced side held is released at once (its process is gone), what a live other side holds
      * through the normal UNPIN and RELEASE commands.
      */
-    private static void cleanup(LeaseDraft d, LeaseReport.Cleanup c) {
+    private static LeaseDecision cleanup(LeaseDraft d, LeaseReport.Cleanup c) {
         LeaseRow row = d.row;
         if (row.state().isTerminal()) {
-            return;
+            return d.done();
         }
         d.orderState(OrderState.FAILED);
-        if (!d.moveIf(Trigger.RECLAIMED, "RECLAIMED", c.reason())) {
-            d.moveIf(Trigger.RELEASE, "RECLAIMED", c.reason());
-        }
+        boolean releasable = LeaseMove.of(row.state(), Trigger.RELEASE).isPresent();
+        d.moveIf(releasable ? Trigger.RELEASE : Trigger.RECLAIMED, "RECLAIMED", c.reason());
         if (row.donorId().equals(c.fencedIncarnation())) {
             d.lease().pins().stream()
                     .filter(p -> p.state() == HoldState.RELEASING)
@@ -390,5 +380,6 @@ final class LeaseDecider {
             d.closeAll(CommandType.RELEASE, CommandState.WITHDRAWN, "withdrawn");
         }
         d.settle();
+        return d.done();
     }
 }

@@ -64,12 +64,11 @@ final class LeaseDraft {
     }
 
     /** Makes the table's move on {@code on}, if it has one from the current state. */
-    boolean moveIf(Trigger on, @Nullable String outcome, @Nullable String reason) {
-        boolean moves = LeaseMove.of(row.state(), on).isPresent();
-        if (moves) {
+    LeaseDraft moveIf(Trigger on, @Nullable String outcome, @Nullable String reason) {
+        if (LeaseMove.of(row.state(), on).isPresent()) {
             move(on, outcome, reason);
         }
-        return moves;
+        return this;
     }
 
     /**
@@ -230,10 +229,11 @@ final class LeaseDraft {
     }
 
     /** The order was claimed: the claim statement of the queue wrote it, the lease only learns it. */
-    void claimed() {
+    LeaseDraft claimed() {
         if (order != null && order.state() == OrderState.QUEUED) {
             order = new Order(order.orderId(), OrderState.CLAIMED, order.parts());
         }
+        return this;
     }
 
     void part(LeaseReport.Part r, Part p) {

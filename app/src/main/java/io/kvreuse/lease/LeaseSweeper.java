@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.UUID;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.context.event.EventListener;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
@@ -21,7 +22,10 @@ import reactor.core.publisher.Mono;
  * lock; every move is also conditional under the lease's row lock, so overlapping sweeps are
  * harmless): the due leases are locked and read together, each decided on a tick ({@link
  * LeaseDecider} says what a deadline does), and all their changes written at once. A LOST
- * incarnation still party to unfinished leases moves to RECLAIM_PENDING.
+ * incarnation still party to unfinished leases moves to RECLAIM_PENDING. A lease whose router was
+ * answered NO_HINT before the lease was written ({@link ProposalAbandoned}) is withdrawn at once:
+ * nobody will fetch it, so the donor's pins are let go now rather than at the transfer deadline; a
+ * lease that got further (a destination arrived, a transfer was ordered) is left to its course.
  */
 @Component
 public class LeaseSweeper {
@@ -30,6 +34,7 @@ public class LeaseSweeper {
     static final long LOCK_KEY = 0x6b76726c65617365L;
 
     static final String ACTOR = "system:lease-sweeper";
+    static final String SELECTION = "system:selection";
     private static final Log log = LogFactory.getLog(LeaseSweeper.class);
 
     private final DatabaseClient db;
@@ -77,14 +82,8 @@ public class LeaseSweeper {
                     .flatMap(locked -> !locked
                             ? Mono.just(false)
                             : ids(db.sql(DUE).bind("now", LeaseStore.at(now)))
-                                    .flatMap(aggregates::lock)
-                                    .flatMap(leases -> {
-                                        leases.values().stream()
-                                                .map(l -> LeaseDecider.decide(l, new LeaseReport.Tick(now), ACTOR, now))
-                                                .filter(d -> !d.changes().isEmpty())
-                                                .forEach(decided::add);
-                                        return writer.write(decided, now);
-                                    })
+                                    .flatMap(due -> decide(due, new LeaseReport.Tick(now), ACTOR, now))
+                                    .doOnNext(decided::addAll)
                                     .then(ids(db.sql(LOST_PARTIES))
                                             .flatMapMany(Flux::fromIterable)
                                             .concatMap(this::reclaimPending)
@@ -97,6 +96,28 @@ public class LeaseSweeper {
                         decided.stream().map(d -> d.after().row().leaseId()).toList();
                 return new SweepResult(ran, moved, List.copyOf(reclaim));
             });
+        });
+    }
+
+    @EventListener
+    void on(ProposalAbandoned abandoned) {
+        Instant now = clock.instant();
+        decide(List.of(abandoned.leaseId()), new LeaseReport.Withdrawn(abandoned.reason()), SELECTION, now)
+                .as(tx::transactional)
+                .subscribe(
+                        writer::published,
+                        e -> log.warn("abandoned lease " + abandoned.leaseId()
+                                + " not withdrawn; its deadlines will end it: " + e));
+    }
+
+    /** Decides the report on each of the leases, locked, and writes the decisions that change something. */
+    private Mono<List<LeaseDecision>> decide(List<UUID> ids, LeaseReport report, String actor, Instant now) {
+        return aggregates.lock(ids).flatMap(leases -> {
+            List<LeaseDecision> decided = leases.values().stream()
+                    .map(l -> LeaseDecider.decide(l, report, actor, now))
+                    .filter(d -> !d.changes().isEmpty())
+                    .toList();
+            return writer.write(decided, now).thenReturn(decided);
         });
     }
 
