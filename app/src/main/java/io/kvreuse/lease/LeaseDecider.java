@@ -198,7 +198,7 @@ final class LeaseDecider {
         if (d.read.parties().targetEpoch() != row.targetEpoch()) {
             return d.stale("lease", fenced(d));
         }
-        d.row(r -> r.reported(blocks, r.sourceQuiesced(), r.destinationQuiesced()));
+        d.row = d.row.reported(blocks, d.row.sourceQuiesced(), d.row.destinationQuiesced());
         d.closeAll(CommandType.DELIVERED, CommandState.ACKED, "committed");
         d.move(Trigger.COMMITTED, "COMMITTED", null);
         d.signal(new LeaseDecision.Signal.Committed(blocks));
@@ -240,10 +240,10 @@ final class LeaseDecider {
      */
     private static void transfer(LeaseDraft d, Collection<Part> parts) {
         boolean stopped = parts.stream().allMatch(p -> p.state().isFinal());
-        if (!d.state().mayBeWriting() || parts.isEmpty()) {
+        if (!d.row.state().mayBeWriting() || parts.isEmpty()) {
             return;
         }
-        if (d.state() == LeaseState.UNCERTAIN) {
+        if (d.row.state() == LeaseState.UNCERTAIN) {
             if (stopped) {
                 d.orderState(OrderState.QUIESCED);
                 d.move(Trigger.PARTS_STOPPED, null, "transfer stopped after it was uncertain");
@@ -289,8 +289,10 @@ final class LeaseDecider {
      * overrides the agent): then a transferring lease becomes UNCERTAIN and keeps everything held.
      */
     private static LeaseDecision quiesced(LeaseDraft d, LeaseReport.Quiesced q) {
-        d.row(r -> r.reported(
-                r.committedBlocks(), r.sourceQuiesced() || q.source(), r.destinationQuiesced() || !q.source()));
+        d.row = d.row.reported(
+                d.row.committedBlocks(),
+                d.row.sourceQuiesced() || q.source(),
+                d.row.destinationQuiesced() || !q.source());
         d.audit("QUIESCED", q.evidence(), Map.of("side", q.source() ? "SOURCE" : "DESTINATION"));
         LeaseRow row = d.row;
         if (!row.sourceQuiesced() || !row.destinationQuiesced() || !row.state().mayBeWriting()) {
@@ -348,10 +350,10 @@ final class LeaseDecider {
 
     /** A proposal selection gave up on ends at once if it is still PROPOSED or only pinned. */
     private static LeaseDecision withdrawn(LeaseDraft d, String reason) {
-        if (d.state() == LeaseState.PROPOSED && d.read.holdsAnything()) {
+        if (d.row.state() == LeaseState.PROPOSED && d.read.holdsAnything()) {
             d.move(Trigger.WITHDRAWN_HOLDING, "WITHDRAWN", reason);
         } else {
-            d.moveIf(Trigger.WITHDRAWN, d.state() == LeaseState.PROPOSED ? "EXPIRED" : "WITHDRAWN", reason);
+            d.moveIf(Trigger.WITHDRAWN, d.row.state() == LeaseState.PROPOSED ? "EXPIRED" : "WITHDRAWN", reason);
         }
         return d.done();
     }

@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -55,10 +54,6 @@ final class LeaseDraft {
         this.order = read.order();
     }
 
-    LeaseState state() {
-        return row.state();
-    }
-
     LeaseAggregate lease() {
         return new LeaseAggregate(row, read.tp(), pins, destinations, commands, order, read.parties());
     }
@@ -85,8 +80,8 @@ final class LeaseDraft {
         boolean ends = move.to == LeaseState.RELEASING || move.to == LeaseState.EXPIRED;
         boolean committed = move.from == LeaseState.COMMITTED;
         if (ends) {
-            withdraw(CommandType.PIN);
-            withdraw(CommandType.DELIVERED);
+            closeAll(CommandType.PIN, CommandState.WITHDRAWN, "withdrawn");
+            closeAll(CommandType.DELIVERED, CommandState.WITHDRAWN, "withdrawn");
             if (!committed && order != null && order.state() == OrderState.QUEUED) {
                 orderState(OrderState.FAILED);
             }
@@ -188,10 +183,6 @@ final class LeaseDraft {
         }
     }
 
-    private void withdraw(CommandType type) {
-        closeAll(type, CommandState.WITHDRAWN, "withdrawn");
-    }
-
     /** Issues a command unless the lease already has one of this type for this rank. */
     void issue(UUID incarnationId, CommandType type, int rank) {
         UUID id = Command.idFor(row.leaseId(), type, rank);
@@ -243,11 +234,6 @@ final class LeaseDraft {
         order = new Order(o.orderId(), o.state(), parts);
         changes.add(new LeaseChange.PartReported(
                 o.orderId(), p.rank(), r.state(), r.bytes(), r.durationUs(), r.nativeStatus(), r.detail()));
-    }
-
-    /** Changes the row without a move (committed blocks, quiescence). */
-    void row(UnaryOperator<LeaseRow> change) {
-        row = change.apply(row);
     }
 
     void audit(String action, @Nullable String reason, Map<String, Object> detail) {

@@ -18,6 +18,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.r2dbc.ConnectionFactoryBuilder;
@@ -221,12 +222,10 @@ public class LeaseProposals implements DisposableBean {
                 .flatMap(counts -> {
                     boolean[] admitted = InflightCaps.admit(
                             parties, counts, caps.maxInflightPerDonor(), caps.maxInflightPerTarget());
-                    List<Proposal> fit = new ArrayList<>(plans.size());
-                    for (int i = 0; i < admitted.length; i++) {
-                        if (admitted[i]) {
-                            fit.add(plans.get(i));
-                        }
-                    }
+                    List<Proposal> fit = IntStream.range(0, admitted.length)
+                            .filter(i -> admitted[i])
+                            .mapToObj(plans::get)
+                            .toList();
                     return (fit.isEmpty()
                                     ? Mono.<Void>empty()
                                     : db.sql(INSERT)
