@@ -5,8 +5,9 @@ import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 import java.util.UUID;
+import java.util.function.Function;
+import java.util.stream.Stream;
 import org.springframework.r2dbc.core.DatabaseClient;
 import reactor.core.publisher.Mono;
 
@@ -42,40 +43,28 @@ final class InflightCaps {
      */
     static Mono<Counts> lockAndCount(
             DatabaseClient db, List<Parties> group, Instant now, int maxPerDonor, int maxPerTarget) {
-        TreeSet<Integer> keys = new TreeSet<>();
-        TreeSet<UUID> donors = new TreeSet<>();
-        TreeSet<UUID> targets = new TreeSet<>();
-        for (Parties p : group) {
-            keys.add(key(p.donor()));
-            keys.add(key(p.target()));
-            donors.add(p.donor());
-            targets.add(p.target());
-        }
-        Map<UUID, Integer> donorCounts = new HashMap<>();
-        Map<UUID, Integer> targetCounts = new HashMap<>();
+        Integer[] keys = group.stream()
+                .flatMap(p -> Stream.of(key(p.donor()), key(p.target())))
+                .distinct()
+                .toArray(Integer[]::new);
+        Counts counts = new Counts(new HashMap<>(), new HashMap<>());
         // the count is its own statement: its snapshot must begin after the locks are held
         return db.sql("""
                         SELECT pg_advisory_xact_lock(:cls, k) IS NULL AS locked
                         FROM (SELECT k FROM unnest(CAST(:keys AS INTEGER[])) AS k ORDER BY k) AS ordered
                         """)
                 .bind("cls", LOCK_CLASS)
-                .bind("keys", keys.toArray(Integer[]::new))
+                .bind("keys", keys)
                 .map((r, m) -> 1)
                 .all()
-                .then(db.sql("SELECT d.id, 'D' AS side, (SELECT count(*) FROM (SELECT 1 FROM lease"
-                                + " WHERE donor_incarnation_id = d.id AND " + LIVE + " LIMIT :donorCap) AS l) AS n"
-                                + " FROM unnest(CAST(:donors AS UUID[])) AS d(id) UNION ALL"
-                                + " SELECT t.id, 'T', (SELECT count(*) FROM (SELECT 1 FROM lease"
-                                + " WHERE target_incarnation_id = t.id AND " + LIVE + " LIMIT :targetCap) AS l)"
-                                + " FROM unnest(CAST(:targets AS UUID[])) AS t(id)")
-                        .bind("donors", donors.stream().map(UUID::toString).toArray(String[]::new))
-                        .bind("targets", targets.stream().map(UUID::toString).toArray(String[]::new))
+                .then(db.sql(COUNT)
+                        .bind("donors", ids(group, Parties::donor))
+                        .bind("targets", ids(group, Parties::target))
                         .bind("donorCap", maxPerDonor)
                         .bind("targetCap", maxPerTarget)
                         .bind("now", now.atOffset(ZoneOffset.UTC))
                         .map((r, m) -> {
-                            Map<UUID, Integer> side =
-                                    "D".equals(r.get("side", String.class)) ? donorCounts : targetCounts;
+                            var side = "D".equals(r.get("side", String.class)) ? counts.donors() : counts.targets();
                             side.put(
                                     r.get("id", UUID.class),
                                     r.get("n", Long.class).intValue());
@@ -83,7 +72,18 @@ final class InflightCaps {
                         })
                         .all()
                         .then())
-                .then(Mono.fromSupplier(() -> new Counts(donorCounts, targetCounts)));
+                .thenReturn(counts);
+    }
+
+    private static final String COUNT = "SELECT d.id, 'D' AS side, (SELECT count(*) FROM (SELECT 1 FROM lease"
+            + " WHERE donor_incarnation_id = d.id AND " + LIVE + " LIMIT :donorCap) AS l) AS n"
+            + " FROM unnest(CAST(:donors AS UUID[])) AS d(id) UNION ALL"
+            + " SELECT t.id, 'T', (SELECT count(*) FROM (SELECT 1 FROM lease"
+            + " WHERE target_incarnation_id = t.id AND " + LIVE + " LIMIT :targetCap) AS l)"
+            + " FROM unnest(CAST(:targets AS UUID[])) AS t(id)";
+
+    private static String[] ids(List<Parties> group, Function<Parties, UUID> side) {
+        return group.stream().map(side).distinct().map(UUID::toString).toArray(String[]::new);
     }
 
     /**

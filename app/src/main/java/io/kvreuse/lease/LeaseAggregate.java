@@ -42,11 +42,7 @@ record LeaseAggregate(
         PIN,
         UNPIN,
         DELIVERED,
-        RELEASE;
-
-        boolean toDonor() {
-            return this == PIN || this == UNPIN;
-        }
+        RELEASE
     }
 
     /** OPEN until the engine acknowledges it (ACKED, or REFUSED for a PIN it did not hold) or kvreuse withdraws it. */

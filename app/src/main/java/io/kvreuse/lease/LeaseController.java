@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.error.BatchResults;
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.CurrentPrincipal;
@@ -11,7 +12,6 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
-import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Flux;
@@ -19,28 +19,35 @@ import reactor.core.publisher.Mono;
 
 /**
  * Leases (API.md "Leases"): reads for the parties and operators; the target engine's destination,
- * commit and abort; quiescence evidence from an engine, an agent or an operator.
+ * commit and abort; quiescence evidence from an engine, an agent or an operator. The batch reports
+ * of one engine incarnation take one request and one transaction for the everyday reports of many
+ * leases: each item is answered in its place with what the single-report endpoint would have
+ * answered (its result, or its problem); a stale {@code fencingEpoch} refuses the whole batch with 409.
  */
 @RestController
-@RequestMapping("/api/v1/leases")
 class LeaseController {
+
+    private static final String LEASE = "/api/v1/leases/{leaseId}";
+    private static final String INCARNATION = "/api/v1/incarnations/{id}";
 
     private final Leases leases;
     private final LeaseReports reports;
+    private final EngineCommands commands;
 
-    LeaseController(Leases leases, LeaseReports reports) {
+    LeaseController(Leases leases, LeaseReports reports, EngineCommands commands) {
         this.leases = leases;
         this.reports = reports;
+        this.commands = commands;
     }
 
     @Operation(operationId = "getLease", summary = "Read a lease (its parties, AGENT, OPERATOR)")
-    @GetMapping("/{leaseId}")
+    @GetMapping(LEASE)
     Mono<LeaseView> get(@PathVariable UUID leaseId) {
         return CurrentPrincipal.get().flatMap(p -> leases.find(leaseId, p));
     }
 
     @Operation(operationId = "listLeases", summary = "List leases (ENGINE: its own; AGENT, OPERATOR)")
-    @GetMapping
+    @GetMapping("/api/v1/leases")
     Flux<LeaseView> list(
             @RequestParam(required = false) @Nullable LeaseState state,
             @RequestParam(required = false) @Nullable UUID incarnationId,
@@ -55,19 +62,19 @@ class LeaseController {
     @Operation(
             operationId = "reportDestination",
             summary = "Report the target's destination allocation (ENGINE, target)")
-    @PostMapping("/{leaseId}/destination")
+    @PostMapping(LEASE + "/destination")
     Mono<LeaseView> destination(@PathVariable UUID leaseId, @Valid @RequestBody LeaseRequests.DestinationRequest body) {
         return CurrentPrincipal.get().flatMap(p -> reports.destination(leaseId, body, p));
     }
 
     @Operation(operationId = "commitLease", summary = "Commit the delivered blocks (ENGINE, target)")
-    @PostMapping("/{leaseId}/commit")
+    @PostMapping(LEASE + "/commit")
     Mono<LeaseView> commit(@PathVariable UUID leaseId, @Valid @RequestBody LeaseRequests.CommitRequest body) {
         return CurrentPrincipal.get().flatMap(p -> reports.commit(leaseId, body, p));
     }
 
     @Operation(operationId = "abortLease", summary = "Abort a lease (ENGINE party, OPERATOR)")
-    @PostMapping("/{leaseId}/abort")
+    @PostMapping(LEASE + "/abort")
     Mono<LeaseView> abort(@PathVariable UUID leaseId, @Valid @RequestBody LeaseRequests.AbortRequest body) {
         return CurrentPrincipal.get().flatMap(p -> reports.abort(leaseId, body, p));
     }
@@ -75,8 +82,44 @@ class LeaseController {
     @Operation(
             operationId = "reportQuiesced",
             summary = "Report that one side of the transfer is quiesced (ENGINE, AGENT, OPERATOR)")
-    @PostMapping("/{leaseId}/quiesced")
+    @PostMapping(LEASE + "/quiesced")
     Mono<LeaseView> quiesced(@PathVariable UUID leaseId, @Valid @RequestBody LeaseRequests.QuiescedRequest body) {
         return CurrentPrincipal.get().flatMap(p -> reports.quiesced(leaseId, body, p));
+    }
+
+    /** Acknowledges many commands; each item as {@code POST …/commands/{commandId}/ack} would. */
+    @Operation(operationId = "ackCommands", summary = "Acknowledge many commands at once (ENGINE)")
+    @PostMapping(INCARNATION + "/commands/acks")
+    Mono<BatchResults<EngineCommand.Ack>> acks(
+            @PathVariable UUID id, @Valid @RequestBody LeaseRequests.AcksRequest body) {
+        return CurrentPrincipal.get()
+                .flatMap(p -> commands.acks(
+                        id,
+                        body.fencingEpoch(),
+                        body.acks().stream()
+                                .map(a -> new AckBatches.AckItem(a.commandId(), a.ok(), a.detail()))
+                                .toList(),
+                        p))
+                .map(BatchResults::new);
+    }
+
+    /** The target's destinations for many leases; each item as {@code POST /leases/{leaseId}/destination} would. */
+    @Operation(
+            operationId = "reportDestinations",
+            summary = "Report the destinations of many leases at once (ENGINE, target)")
+    @PostMapping(INCARNATION + "/destinations")
+    Mono<BatchResults<LeaseReportResult>> destinations(
+            @PathVariable UUID id, @Valid @RequestBody LeaseRequests.DestinationsRequest body) {
+        return CurrentPrincipal.get()
+                .flatMap(p -> reports.destinations(id, body, p))
+                .map(BatchResults::new);
+    }
+
+    /** The target's commits of many leases; each item as {@code POST /leases/{leaseId}/commit} would. */
+    @Operation(operationId = "commitLeases", summary = "Commit many leases at once (ENGINE, target)")
+    @PostMapping(INCARNATION + "/commits")
+    Mono<BatchResults<LeaseReportResult>> commits(
+            @PathVariable UUID id, @Valid @RequestBody LeaseRequests.CommitsRequest body) {
+        return CurrentPrincipal.get().flatMap(p -> reports.commits(id, body, p)).map(BatchResults::new);
     }
 }

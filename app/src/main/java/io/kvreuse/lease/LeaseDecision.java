@@ -26,11 +26,6 @@ record LeaseDecision(
         signals = List.copyOf(signals);
     }
 
-    /** Nothing changes and the report is answered with {@code problem}. */
-    static LeaseDecision refused(LeaseAggregate lease, KvReuseException problem) {
-        return new LeaseDecision(lease, List.of(), List.of(), List.of(), problem, null, false);
-    }
-
     LeaseState state() {
         return after.row().state();
     }

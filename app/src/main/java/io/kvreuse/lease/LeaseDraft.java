@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
@@ -27,14 +28,17 @@ import org.jspecify.annotations.Nullable;
  */
 final class LeaseDraft {
 
-    private final LeaseAggregate read;
+    final LeaseAggregate read;
     private final String actor;
     private final Instant now;
-    private LeaseRow row;
+    LeaseRow row;
     private final List<Pin> pins;
     private final List<Destination> destinations;
     private final List<Command> commands;
-    private @Nullable Order order;
+
+    @Nullable
+    Order order;
+
     private final List<LeaseChange> changes = new ArrayList<>();
     private final List<LeaseDecision.Audit> audits = new ArrayList<>();
     private final List<LeaseDecision.Signal> signals = new ArrayList<>();
@@ -50,42 +54,51 @@ final class LeaseDraft {
         this.order = read.order();
     }
 
-    LeaseRow row() {
-        return row;
-    }
-
-    LeaseState state() {
-        return row.state();
-    }
-
     LeaseAggregate lease() {
         return new LeaseAggregate(row, read.tp(), pins, destinations, commands, order, read.parties());
     }
 
-    /** The audited move the table makes from the current state on {@code on}. */
+    /** Makes the table's move on {@code on}, if it has one from the current state. */
+    LeaseDraft moveIf(Trigger on, @Nullable String outcome, @Nullable String reason) {
+        if (LeaseMove.of(row.state(), on).isPresent()) {
+            move(on, outcome, reason);
+        }
+        return this;
+    }
+
+    /**
+     * The audited move the table makes from the current state on {@code on}. A move to RELEASING or
+     * EXPIRED ends the lease where no transfer can be writing: it withdraws open PIN and DELIVERED
+     * commands and a queued order, asks the donor to drop its pins, frees (after a commit) or hands
+     * back the destination, and finishes when nothing is held. A state the table releases from
+     * (REFUSED, FAILED, COMMITTED) is released at once, with the outcome it has.
+     */
     void move(Trigger on, @Nullable String outcome, @Nullable String reason) {
         LeaseMove move = LeaseMove.of(row.state(), on)
                 .orElseThrow(() -> new IllegalStateException(
                         "lease " + row.leaseId() + ": no move from " + row.state() + " on " + on));
+        boolean ends = move.to == LeaseState.RELEASING || move.to == LeaseState.EXPIRED;
+        boolean committed = move.from == LeaseState.COMMITTED;
+        if (ends) {
+            closeAll(CommandType.PIN, CommandState.WITHDRAWN, "withdrawn");
+            closeAll(CommandType.DELIVERED, CommandState.WITHDRAWN, "withdrawn");
+            if (!committed && order != null && order.state() == OrderState.QUEUED) {
+                orderState(OrderState.FAILED);
+            }
+        }
         Map<String, Object> detail = outcome == null ? Map.of() : Map.of("outcome", outcome);
         audits.add(new LeaseDecision.Audit(actor, "TRANSITION", move.from, move.to, row.version() + 1, reason, detail));
         row = row.moved(move.to, outcome, reason, now);
         signals.add(new LeaseDecision.Signal.Transition(move));
+        if (ends) {
+            letGo(committed);
+        } else if (LeaseMove.of(move.to, Trigger.RELEASE).isPresent()) {
+            move(Trigger.RELEASE, row.outcome() == null ? "FAILED" : row.outcome(), null);
+        }
     }
 
-    /**
-     * Ends the lease from a state where no transfer can be writing: withdraws open PIN and DELIVERED
-     * commands and a queued order, asks the donor to drop its pins, frees (after a commit) or hands
-     * back the destination, and finishes when nothing is held.
-     */
-    void release(Trigger on, String outcome, @Nullable String reason) {
-        boolean committed = row.state() == LeaseState.COMMITTED;
-        withdraw(CommandType.PIN);
-        withdraw(CommandType.DELIVERED);
-        if (!committed && order != null && order.state() == OrderState.QUEUED) {
-            orderState(OrderState.FAILED);
-        }
-        move(on, outcome, reason);
+    /** Asks the donor to drop its held pins and frees (after a commit) or hands back the destination. */
+    private void letGo(boolean committed) {
         for (Pin p : List.copyOf(pins)) {
             if (p.state() == HoldState.HELD) {
                 pinState(p.rank(), HoldState.RELEASING);
@@ -103,9 +116,7 @@ final class LeaseDraft {
 
     /** RELEASING → RELEASED once nothing is held or being released. */
     void settle() {
-        boolean outstanding = pins.stream().anyMatch(p -> p.state().outstanding())
-                || destinations.stream().anyMatch(d -> d.state().outstanding());
-        if (row.state() == LeaseState.RELEASING && !outstanding) {
+        if (row.state() == LeaseState.RELEASING && !lease().holdsAnything()) {
             move(Trigger.HOLDS_RELEASED, null, null);
         }
     }
@@ -139,34 +150,20 @@ final class LeaseDraft {
                 .orElse(null);
     }
 
-    List<Pin> pins() {
-        return List.copyOf(pins);
-    }
-
-    List<Destination> destinations() {
-        return List.copyOf(destinations);
-    }
-
     void destinationHeld(LeaseReport.RankDestination d) {
         destinations.add(new Destination(d.rank(), d.regionRef(), d.runs(), HoldState.HELD));
         changes.add(new LeaseChange.DestinationAdded(d.rank(), d.regionRef(), d.runs()));
     }
 
     void destinationsState(HoldState from, HoldState to) {
-        boolean any = false;
-        for (int i = 0; i < destinations.size(); i++) {
-            Destination d = destinations.get(i);
-            if (d.state() == from) {
-                destinations.set(i, new Destination(d.rank(), d.regionRef(), d.runs(), to));
-                any = true;
-            }
-        }
-        if (any) {
+        if (destinations.stream().anyMatch(d -> d.state() == from)) {
+            destinations.replaceAll(
+                    d -> d.state() == from ? new Destination(d.rank(), d.regionRef(), d.runs(), to) : d);
             changes.add(new LeaseChange.DestinationsMoved(from, to));
         }
     }
 
-    /** Closes one command (acknowledged, refused or withdrawn). */
+    /** Closes one open command (acknowledged, refused or withdrawn). */
     void close(UUID commandId, CommandState to, @Nullable String detail) {
         for (int i = 0; i < commands.size(); i++) {
             Command c = commands.get(i);
@@ -177,11 +174,11 @@ final class LeaseDraft {
         }
     }
 
-    /** Withdraws the lease's open commands of one type. */
-    void withdraw(CommandType type) {
+    /** Closes the lease's open commands of one type. */
+    void closeAll(CommandType type, CommandState to, String detail) {
         for (Command c : List.copyOf(commands)) {
             if (c.type() == type) {
-                close(c.commandId(), CommandState.WITHDRAWN, "withdrawn");
+                close(c.commandId(), to, detail);
             }
         }
     }
@@ -214,11 +211,6 @@ final class LeaseDraft {
         }
     }
 
-    @Nullable
-    Order order() {
-        return order;
-    }
-
     void orderState(OrderState to) {
         if (order != null && order.state() != to) {
             OrderState from = order.state();
@@ -228,37 +220,20 @@ final class LeaseDraft {
     }
 
     /** The order was claimed: the claim statement of the queue wrote it, the lease only learns it. */
-    void claimed() {
+    LeaseDraft claimed() {
         if (order != null && order.state() == OrderState.QUEUED) {
             order = new Order(order.orderId(), OrderState.CLAIMED, order.parts());
         }
+        return this;
     }
 
-    void part(LeaseReport.Part report) {
-        Order o = order;
-        Part p = o == null ? null : o.parts().get(report.rank());
-        if (o == null || p == null) {
-            throw new IllegalStateException("no part " + report.rank() + " of order " + report.orderId());
-        }
+    void part(LeaseReport.Part r, Part p) {
+        Order o = Objects.requireNonNull(order);
         Map<Integer, Part> parts = new HashMap<>(o.parts());
-        parts.put(p.rank(), new Part(p.rank(), report.state(), p.bytes(), report.bytes(), report.durationUs()));
+        parts.put(p.rank(), new Part(p.rank(), r.state(), p.bytes(), r.bytes(), r.durationUs()));
         order = new Order(o.orderId(), o.state(), parts);
         changes.add(new LeaseChange.PartReported(
-                o.orderId(),
-                p.rank(),
-                report.state(),
-                report.bytes(),
-                report.durationUs(),
-                report.nativeStatus(),
-                report.detail()));
-    }
-
-    void committedBlocks(int blocks) {
-        row = row.withCommitted(blocks);
-    }
-
-    void quiesced(boolean source) {
-        row = row.withQuiesced(source);
+                o.orderId(), p.rank(), r.state(), r.bytes(), r.durationUs(), r.nativeStatus(), r.detail()));
     }
 
     void audit(String action, @Nullable String reason, Map<String, Object> detail) {
@@ -269,25 +244,15 @@ final class LeaseDraft {
         signals.add(signal);
     }
 
-    LeaseAggregate.Parties parties() {
-        return read.parties();
-    }
-
-    int tp() {
-        return read.tp();
-    }
-
-    @Nullable
-    Command command(UUID commandId) {
-        return commands.stream()
-                .filter(c -> c.commandId().equals(commandId))
-                .findFirst()
-                .orElse(null);
-    }
-
     /** Nothing changes; the report is answered with {@code problem} (and counted, if it was stale). */
     LeaseDecision refuse(KvReuseException problem) {
         return new LeaseDecision(read, List.of(), List.of(), signals, problem, null, false);
+    }
+
+    /** A refusal counted as a report under an epoch that is no longer current. */
+    LeaseDecision stale(String kind, KvReuseException problem) {
+        signal(new LeaseDecision.Signal.Stale(kind));
+        return refuse(problem);
     }
 
     LeaseDecision done() {

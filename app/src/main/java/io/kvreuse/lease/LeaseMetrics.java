@@ -15,12 +15,6 @@ import org.springframework.stereotype.Component;
 @Component
 class LeaseMetrics {
 
-    /** Same text as the PROPOSED series registered by the selection's proposal writer. */
-    static final String TRANSITIONS_HELP = "lease state changes by the state entered (PROPOSED: leases written)";
-
-    /** Whose stale reports are refused; registered at start so the series exist before the first one. */
-    static final List<String> STALE_KINDS = List.of("incarnation", "lease", "bank", "agent");
-
     private final MeterRegistry meters;
     private final Map<LeaseState, Counter> transitions = new EnumMap<>(LeaseState.class);
     private final Counter reused;
@@ -31,19 +25,15 @@ class LeaseMetrics {
     LeaseMetrics(MeterRegistry meters) {
         this.meters = meters;
         for (LeaseState s : LeaseState.values()) {
-            if (s == LeaseState.PROPOSED) {
-                continue; // no lease moves to PROPOSED: written proposals are counted where they are written
-            }
             transitions.put(
                     s,
                     Counter.builder("kvreuse.lease.transitions")
-                            .description(TRANSITIONS_HELP)
+                            .description("lease state changes by the state entered (PROPOSED: leases written)")
                             .tag("to", s.name())
                             .register(meters));
         }
-        for (String kind : STALE_KINDS) {
-            staleCounter(kind);
-        }
+        // registered at start, so the series exist before the first stale report
+        List.of("incarnation", "lease", "bank", "agent").forEach(this::staleCounter);
         reused = Counter.builder("kvreuse.lease.reused.blocks")
                 .description("blocks committed by targets instead of recomputed")
                 .register(meters);
@@ -76,6 +66,11 @@ class LeaseMetrics {
 
     void transition(LeaseState to) {
         transitions.get(to).increment();
+    }
+
+    /** Leases written PROPOSED: a lease is born in that state, never moved there. */
+    void proposed(int leases) {
+        transitions.get(LeaseState.PROPOSED).increment(leases);
     }
 
     /** A report refused for a stale epoch; {@code kind} says whose (incarnation, lease, bank, agent). */

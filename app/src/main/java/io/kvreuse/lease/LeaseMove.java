@@ -104,8 +104,4 @@ enum LeaseMove {
                 .map(m -> m.to)
                 .collect(Collectors.toCollection(() -> EnumSet.noneOf(LeaseState.class)));
     }
-
-    static boolean allows(LeaseState from, LeaseState to) {
-        return next(from).contains(to);
-    }
 }

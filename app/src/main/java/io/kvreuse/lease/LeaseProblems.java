@@ -66,10 +66,6 @@ final class LeaseProblems {
                 .with("leaseId", id);
     }
 
-    static KvReuseException refused(ProblemType type, String detail) {
-        return new KvReuseException(type, detail);
-    }
-
     static KvReuseException invalid(String detail) {
         return new KvReuseException(ProblemType.INVALID_REQUEST, detail);
     }

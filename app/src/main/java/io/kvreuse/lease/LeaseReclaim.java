@@ -39,15 +39,13 @@ public class LeaseReclaim {
         return leases.unfinished(incarnationId)
                 .collectList()
                 .flatMap(aggregates::lock)
-                .flatMap(locked -> {
-                    List<LeaseDecision> decided = locked.values().stream()
-                            .map(l -> LeaseDecider.decide(l, cleanup, actor, now))
-                            .toList();
-                    return writer.write(decided, now).then(Mono.fromSupplier(() -> {
-                        writer.published(decided);
-                        return released(decided);
-                    }));
-                });
+                .map(locked -> locked.values().stream()
+                        .map(l -> LeaseDecider.decide(l, cleanup, actor, now))
+                        .toList())
+                .flatMap(decided -> writer.write(decided, now).then(Mono.fromSupplier(() -> {
+                    writer.published(decided);
+                    return released(decided);
+                })));
     }
 
     /** The fenced side's pins and destination ranks that cleanup released at once. */

@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.protocol.RegionReference;
 import io.swagger.v3.oas.annotations.media.Schema;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Min;
@@ -8,6 +9,7 @@ import jakarta.validation.constraints.NotEmpty;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Size;
 import java.util.List;
+import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /** Request bodies of the lease and command endpoints. Every report carries the reporter's fencing epoch. */
@@ -15,15 +17,12 @@ final class LeaseRequests {
 
     private LeaseRequests() {}
 
-    /** The target's destination allocation: per rank, its region and slot runs {@code [[start, count], …]}. */
+    static final String EPOCH =
+            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)";
+
     @Schema(description = "The target's destination allocation for one lease")
     record DestinationRequest(
-            @Schema(
-                    description =
-                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
-            @NotNull
-            @Min(1)
-            Long fencingEpoch,
+            @Schema(description = EPOCH) @NotNull @Min(1) Long fencingEpoch,
 
             @Schema(description = "Per rank, the destination region and slot runs") @NotEmpty @Size(max = 64)
             List<@NotNull @Valid RankDestination> ranks) {}
@@ -38,7 +37,7 @@ final class LeaseRequests {
                             "The engine's memory region: shm://<name> (emulation) or cuda-ipc://<gpuOrdinal>/<handle>?size=<bytes>")
             @NotBlank
             @Size(max = 500)
-            @io.kvreuse.protocol.RegionReference
+            @RegionReference
             String regionRef,
 
             @Schema(description = "Destination slot runs [start, count], in block order") @NotEmpty @Size(max = 4096)
@@ -46,17 +45,11 @@ final class LeaseRequests {
 
     @Schema(description = "The target verified the delivered blocks and uses them")
     record CommitRequest(
-            @Schema(
-                    description =
-                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
-            @NotNull
-            @Min(1)
-            Long fencingEpoch,
+            @Schema(description = EPOCH) @NotNull @Min(1) Long fencingEpoch,
 
             @Schema(description = "Blocks the target verified and committed") @NotNull @Min(1)
             Integer committedBlocks) {}
 
-    /** An abort; operators may force one without an epoch. */
     @Schema(description = "The target gives the lease up; operators may force an abort without an epoch")
     record AbortRequest(
             @Schema(description = "The reporter's current fencing epoch (operators may omit it)") @Nullable @Min(1)
@@ -72,7 +65,6 @@ final class LeaseRequests {
         DESTINATION
     }
 
-    /** Evidence that one side of the transfer can no longer be touched by it (operators may attest without an epoch). */
     @Schema(description = "Evidence that one side of the transfer can no longer be touched by it")
     record QuiescedRequest(
             @Schema(description = "SOURCE (donor memory) or DESTINATION (target memory)") @NotNull
@@ -91,25 +83,14 @@ final class LeaseRequests {
             @Schema(description = "true when the engine did what the command asked") @NotNull
             Boolean ok,
 
-            @Schema(
-                    description =
-                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
-            @NotNull
-            @Min(1)
-            Long fencingEpoch,
+            @Schema(description = EPOCH) @NotNull @Min(1) Long fencingEpoch,
 
             @Schema(description = "Why the engine refused, when ok is false") @Nullable @Size(max = 2000)
             String detail) {}
 
-    /** Acknowledgements of many commands of one incarnation, at its current epoch. */
     @Schema(description = "Acknowledgements of many commands of one incarnation")
     record AcksRequest(
-            @Schema(
-                    description =
-                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
-            @NotNull
-            @Min(1)
-            Long fencingEpoch,
+            @Schema(description = EPOCH) @NotNull @Min(1) Long fencingEpoch,
 
             @Schema(description = "The acknowledgements (1–256)") @NotEmpty @Size(max = 256)
             List<@NotNull @Valid AckEntry> acks) {}
@@ -117,7 +98,7 @@ final class LeaseRequests {
     @Schema(description = "One acknowledgement of a batch")
     record AckEntry(
             @Schema(description = "The engine command") @NotNull
-            java.util.UUID commandId,
+            UUID commandId,
 
             @Schema(description = "true when the engine did what the command asked") @NotNull
             Boolean ok,
@@ -125,42 +106,30 @@ final class LeaseRequests {
             @Schema(description = "Why the engine refused, when ok is false") @Nullable @Size(max = 2000)
             String detail) {}
 
-    /** Destination allocations of many leases of one target incarnation. */
     @Schema(description = "Destination allocations of many leases of one target")
     record DestinationsRequest(
-            @Schema(
-                    description =
-                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
-            @NotNull
-            @Min(1)
-            Long fencingEpoch,
+            @Schema(description = EPOCH) @NotNull @Min(1) Long fencingEpoch,
 
             @Schema(description = "The allocations (1–256)") @NotEmpty @Size(max = 256)
             List<@NotNull @Valid DestinationEntry> destinations) {}
 
     @Schema(description = "One lease's destination allocation in a batch")
     record DestinationEntry(
-            @Schema(description = "The lease") @NotNull java.util.UUID leaseId,
+            @Schema(description = "The lease") @NotNull UUID leaseId,
 
             @Schema(description = "Per rank, the destination region and slot runs") @NotEmpty @Size(max = 64)
             List<@NotNull @Valid RankDestination> ranks) {}
 
-    /** Commits of many leases of one target incarnation. */
     @Schema(description = "Commits of many leases of one target")
     record CommitsRequest(
-            @Schema(
-                    description =
-                            "The reporter's current fencing epoch; any other value is refused as a stale fencing epoch (409)")
-            @NotNull
-            @Min(1)
-            Long fencingEpoch,
+            @Schema(description = EPOCH) @NotNull @Min(1) Long fencingEpoch,
 
             @Schema(description = "The commits (1–256)") @NotEmpty @Size(max = 256)
             List<@NotNull @Valid CommitEntry> commits) {}
 
     @Schema(description = "One lease's commit in a batch")
     record CommitEntry(
-            @Schema(description = "The lease") @NotNull java.util.UUID leaseId,
+            @Schema(description = "The lease") @NotNull UUID leaseId,
 
             @Schema(description = "Blocks the target verified and committed") @NotNull @Min(1)
             Integer committedBlocks) {}

@@ -108,22 +108,9 @@ record LeaseRow(
                 version + 1);
     }
 
-    /** The same lease with the target's committed block count. */
-    LeaseRow withCommitted(int blocks) {
-        return with(state, outcome, reason, blocks, sourceQuiesced, destinationQuiesced, stateChangedAt, version);
-    }
-
-    /** The same lease with one side's quiescence recorded. */
-    LeaseRow withQuiesced(boolean source) {
-        return with(
-                state,
-                outcome,
-                reason,
-                committedBlocks,
-                sourceQuiesced || source,
-                destinationQuiesced || !source,
-                stateChangedAt,
-                version);
+    /** The same lease with what a report records without a move: the committed blocks and quiescence. */
+    LeaseRow reported(@Nullable Integer blocks, boolean source, boolean destination) {
+        return with(state, outcome, reason, blocks, source, destination, stateChangedAt, version);
     }
 
     /** The same lease with what its changes touch replaced; everything it was made with kept. */

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.UUID;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.context.event.EventListener;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
@@ -19,10 +20,12 @@ import reactor.core.publisher.Mono;
 /**
  * Lease deadlines, as of the injected clock, on one replica at a time (a transaction-level advisory
  * lock; every move is also conditional under the lease's row lock, so overlapping sweeps are
- * harmless). PROPOSED past its TTL expires (or releases what a few ranks pinned); a source pinned
- * but never transferred is released; a transfer past its deadline becomes UNCERTAIN and keeps
- * every pin and allocation — no timer ever releases it; a delivery never committed is abandoned.
- * A LOST incarnation still party to unfinished leases moves to RECLAIM_PENDING.
+ * harmless): the due leases are locked and read together, each decided on a tick ({@link
+ * LeaseDecider} says what a deadline does), and all their changes written at once. A LOST
+ * incarnation still party to unfinished leases moves to RECLAIM_PENDING. A lease whose router was
+ * answered NO_HINT before the lease was written ({@link ProposalAbandoned}) is withdrawn at once:
+ * nobody will fetch it, so the donor's pins are let go now rather than at the transfer deadline; a
+ * lease that got further (a destination arrived, a transfer was ordered) is left to its course.
  */
 @Component
 public class LeaseSweeper {
@@ -31,6 +34,7 @@ public class LeaseSweeper {
     static final long LOCK_KEY = 0x6b76726c65617365L;
 
     static final String ACTOR = "system:lease-sweeper";
+    static final String SELECTION = "system:selection";
     private static final Log log = LogFactory.getLog(LeaseSweeper.class);
 
     private final DatabaseClient db;
@@ -68,10 +72,7 @@ public class LeaseSweeper {
         sweepOnce().subscribe(null, e -> log.warn("lease sweep failed; retrying next interval: " + e));
     }
 
-    /**
-     * One sweep now, as of the injected clock: the due leases are locked and read together, each
-     * decided on the tick, and all their changes written at once.
-     */
+    /** One sweep now, as of the injected clock. */
     public Mono<SweepResult> sweepOnce() {
         return Mono.defer(() -> {
             Instant now = clock.instant();
@@ -80,16 +81,11 @@ public class LeaseSweeper {
             Mono<Boolean> sweep = tryLock()
                     .flatMap(locked -> !locked
                             ? Mono.just(false)
-                            : due(now).collectList()
-                                    .flatMap(aggregates::lock)
-                                    .flatMap(leases -> {
-                                        leases.values().stream()
-                                                .map(l -> LeaseDecider.decide(l, new LeaseReport.Tick(now), ACTOR, now))
-                                                .filter(d -> !d.changes().isEmpty())
-                                                .forEach(decided::add);
-                                        return writer.write(decided, now);
-                                    })
-                                    .then(lostParties()
+                            : ids(db.sql(DUE).bind("now", LeaseStore.at(now)))
+                                    .flatMap(due -> decide(due, new LeaseReport.Tick(now), ACTOR, now))
+                                    .doOnNext(decided::addAll)
+                                    .then(ids(db.sql(LOST_PARTIES))
+                                            .flatMapMany(Flux::fromIterable)
                                             .concatMap(this::reclaimPending)
                                             .doOnNext(reclaim::add)
                                             .then())
@@ -103,6 +99,28 @@ public class LeaseSweeper {
         });
     }
 
+    @EventListener
+    void on(ProposalAbandoned abandoned) {
+        Instant now = clock.instant();
+        decide(List.of(abandoned.leaseId()), new LeaseReport.Withdrawn(abandoned.reason()), SELECTION, now)
+                .as(tx::transactional)
+                .subscribe(
+                        writer::published,
+                        e -> log.warn("abandoned lease " + abandoned.leaseId()
+                                + " not withdrawn; its deadlines will end it: " + e));
+    }
+
+    /** Decides the report on each of the leases, locked, and writes the decisions that change something. */
+    private Mono<List<LeaseDecision>> decide(List<UUID> ids, LeaseReport report, String actor, Instant now) {
+        return aggregates.lock(ids).flatMap(leases -> {
+            List<LeaseDecision> decided = leases.values().stream()
+                    .map(l -> LeaseDecider.decide(l, report, actor, now))
+                    .filter(d -> !d.changes().isEmpty())
+                    .toList();
+            return writer.write(decided, now).thenReturn(decided);
+        });
+    }
+
     private Mono<Boolean> tryLock() {
         return db.sql("SELECT pg_try_advisory_xact_lock(:key) AS locked")
                 .bind("key", LOCK_KEY)
@@ -110,40 +128,33 @@ public class LeaseSweeper {
                 .one();
     }
 
-    private Flux<UUID> due(Instant now) {
-        return db.sql("""
-                        SELECT lease_id FROM (
-                            (SELECT lease_id FROM lease WHERE state = 'PROPOSED' AND ttl_deadline < :now
-                             ORDER BY ttl_deadline LIMIT :batch)
-                            UNION ALL
-                            (SELECT lease_id FROM lease WHERE state IN ('SOURCE_PINNED', 'TRANSFERRING') AND transfer_deadline < :now
-                             ORDER BY transfer_deadline LIMIT :batch)
-                            UNION ALL
-                            (SELECT lease_id FROM lease WHERE state = 'DELIVERED' AND abandon_deadline < :now
-                             ORDER BY abandon_deadline LIMIT :batch)) AS due
-                        ORDER BY lease_id LIMIT :batch
-                        """)
-                .bind("now", LeaseStore.at(now))
-                .bind("batch", props.sweepBatch())
-                .map((r, m) -> r.get("lease_id", UUID.class))
-                .all()
-                .collectList()
-                .flatMapMany(Flux::fromIterable);
-    }
+    private static final String DUE = """
+            SELECT lease_id AS id FROM (
+                (SELECT lease_id FROM lease WHERE state = 'PROPOSED' AND ttl_deadline < :now
+                 ORDER BY ttl_deadline LIMIT :batch)
+                UNION ALL
+                (SELECT lease_id FROM lease WHERE state IN ('SOURCE_PINNED', 'TRANSFERRING') AND transfer_deadline < :now
+                 ORDER BY transfer_deadline LIMIT :batch)
+                UNION ALL
+                (SELECT lease_id FROM lease WHERE state = 'DELIVERED' AND abandon_deadline < :now
+                 ORDER BY abandon_deadline LIMIT :batch)) AS due
+            ORDER BY lease_id LIMIT :batch
+            """;
 
-    private Flux<UUID> lostParties() {
-        return db.sql("""
-                        SELECT DISTINCT i.incarnation_id FROM engine_incarnation i JOIN lease l
-                          ON i.incarnation_id IN (l.donor_incarnation_id, l.target_incarnation_id)
-                        WHERE i.state = 'LOST'
-                          AND l.state IN ('SOURCE_PINNED', 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')
-                        LIMIT :batch
-                        """)
-                .bind("batch", props.sweepBatch())
-                .map((r, m) -> r.get("incarnation_id", UUID.class))
+    private static final String LOST_PARTIES = """
+            SELECT DISTINCT i.incarnation_id AS id FROM engine_incarnation i JOIN lease l
+              ON i.incarnation_id IN (l.donor_incarnation_id, l.target_incarnation_id)
+            WHERE i.state = 'LOST'
+              AND l.state IN ('SOURCE_PINNED', 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')
+            LIMIT :batch
+            """;
+
+    /** The ids a query finds, read to the end before the next statement runs. */
+    private Mono<List<UUID>> ids(DatabaseClient.GenericExecuteSpec query) {
+        return query.bind("batch", props.sweepBatch())
+                .map((r, m) -> r.get("id", UUID.class))
                 .all()
-                .collectList()
-                .flatMapMany(Flux::fromIterable);
+                .collectList();
     }
 
     private Mono<UUID> reclaimPending(UUID id) {

@@ -57,30 +57,6 @@ class PartyChecks {
                 .map(o -> o.owner().equals(p.subject()));
     }
 
-    /** Fails when the lease was made under a donor or target epoch that is no longer current. */
-    Mono<Void> current(LeaseRow lease) {
-        return Mono.zip(leases.party(lease.donorId()), leases.party(lease.targetId()))
-                .flatMap(t -> {
-                    if (t.getT2().epoch() != lease.targetEpoch()) {
-                        metrics.stale("lease");
-                        return Mono.error(LeaseProblems.leaseFenced(
-                                lease.leaseId(),
-                                "target",
-                                lease.targetEpoch(),
-                                t.getT2().epoch()));
-                    }
-                    if (t.getT1().epoch() != lease.donorEpoch()) {
-                        metrics.stale("lease");
-                        return Mono.error(LeaseProblems.leaseFenced(
-                                lease.leaseId(),
-                                "donor",
-                                lease.donorEpoch(),
-                                t.getT1().epoch()));
-                    }
-                    return Mono.empty();
-                });
-    }
-
     /** Whether the principal may attest quiescence of one side: its engine, a participating agent, or an operator. */
     Mono<Void> quiescenceWitness(LeaseRow lease, boolean source, ApiPrincipal p, @Nullable Long epoch) {
         return switch (p.role()) {
