@@ -607,6 +607,156 @@ class DeclaredProblemsIntegrationTests {
                 w.target.token(),
                 Map.of("ok", true, "fencingEpoch", target),
                 "no-such-command");
+        leaseParties(w);
+    }
+
+    /** A live lease's refusals: the wrong party, a stale epoch, a state or a destination it does not take. */
+    private void leaseParties(LeaseWorld w) {
+        String op = tokens.operator();
+        long epoch = w.epoch(w.target);
+        String lease = w.propose();
+        String at = "/api/v1/leases/" + lease;
+        refuse(HttpMethod.GET, "/api/v1/leases/nope", op, null, "invalid-parameter");
+        refuse(HttpMethod.GET, "/api/v1/leases?state=GONE", op, null, "invalid-parameter");
+        refuse(
+                HttpMethod.POST,
+                at + "/commit",
+                w.target.token(),
+                Map.of("fencingEpoch", epoch, "committedBlocks", 1),
+                "lease-state-conflict");
+        refuse(
+                HttpMethod.POST,
+                at + "/commit",
+                w.target.token(),
+                Map.of("fencingEpoch", epoch, "committedBlocks", 1000),
+                "invalid-request");
+        refuse(
+                HttpMethod.POST,
+                at + "/commit",
+                w.target.token(),
+                Map.of("fencingEpoch", epoch + 3, "committedBlocks", 1),
+                "stale-epoch");
+        refuse(
+                HttpMethod.POST,
+                at + "/commit",
+                w.donor.token(),
+                Map.of("fencingEpoch", w.epoch(w.donor), "committedBlocks", 1),
+                "not-lease-party");
+        Map<String, Object> nowhere = destination(w, "shm://nowhere-", 1000, epoch);
+        refuse(HttpMethod.POST, at + "/destination", w.target.token(), nowhere, "destination-region-not-registered");
+        refuse(
+                HttpMethod.POST,
+                at + "/destination",
+                w.target.token(),
+                destination(w, null, 1000, epoch + 3),
+                "stale-epoch");
+        refuse(
+                HttpMethod.POST,
+                at + "/destination",
+                w.donor.token(),
+                destination(w, null, 1000, w.epoch(w.donor)),
+                "not-lease-party");
+        refuse(
+                HttpMethod.POST,
+                at + "/abort",
+                w.donor.token(),
+                Map.of("fencingEpoch", w.epoch(w.donor)),
+                "not-lease-party");
+        refuse(HttpMethod.POST, at + "/abort", w.target.token(), Map.of(), "invalid-request");
+        refuse(HttpMethod.POST, at + "/abort", w.target.token(), Map.of("fencingEpoch", epoch + 3), "stale-epoch");
+        Map<String, Object> quiet = Map.of("side", "DESTINATION", "evidence", "released", "fencingEpoch", 1);
+        refuse(HttpMethod.POST, at + "/quiesced", w.donor.token(), quiet, "not-lease-party");
+        String stranger = tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), Fleet.host());
+        refuse(HttpMethod.POST, at + "/quiesced", stranger, quiet, "no-such-lease");
+        refuse(
+                HttpMethod.POST,
+                at + "/quiesced",
+                w.target.token(),
+                Map.of("side", "DESTINATION", "evidence", "released", "fencingEpoch", epoch + 3),
+                "stale-epoch");
+        refuse(HttpMethod.POST, at + "/quiesced", op, Map.of("side", "SOURCE"), "invalid-request");
+
+        w.pinAll(lease);
+        fleet(w).post(at + "/destination", w.target.token(), destination(w, null, 1000, epoch), 200);
+        refuse(
+                HttpMethod.POST,
+                at + "/destination",
+                w.target.token(),
+                destination(w, null, 2000, epoch),
+                "destination-exists");
+        String second = w.propose();
+        w.pinAll(second);
+        refuse(
+                HttpMethod.POST,
+                "/api/v1/leases/" + second + "/destination",
+                w.target.token(),
+                destination(w, null, 1004, epoch),
+                "destination-overlap");
+
+        String unknown = "/api/v1/incarnations/" + UUID.randomUUID();
+        String engine = tokens.mint(Role.ENGINE);
+        refuse(HttpMethod.GET, unknown + "/commands", engine, null, "incarnation-not-found");
+        Map<String, Object> ack = Map.of("ok", true, "fencingEpoch", 1);
+        refuse(
+                HttpMethod.POST,
+                unknown + "/commands/" + UUID.randomUUID() + "/ack",
+                engine,
+                ack,
+                "incarnation-not-found");
+        refuse(
+                HttpMethod.POST,
+                unknown + "/commands/acks",
+                engine,
+                Map.of("fencingEpoch", 1, "acks", List.of(Map.of("commandId", UUID.randomUUID(), "ok", true))),
+                "incarnation-not-found");
+        refuse(
+                HttpMethod.POST,
+                unknown + "/destinations",
+                engine,
+                Map.of(
+                        "fencingEpoch",
+                        1,
+                        "destinations",
+                        List.of(Map.of("leaseId", lease, "ranks", ranks(w, null, 0)))),
+                "incarnation-not-found");
+        refuse(HttpMethod.POST, unknown + "/commits", engine, "{\"commits\":", "malformed-request");
+        String incarnation = "/api/v1/incarnations/" + w.target.id();
+        refuse(
+                HttpMethod.POST,
+                incarnation + "/destinations",
+                w.target.token(),
+                Map.of(
+                        "fencingEpoch",
+                        epoch + 3,
+                        "destinations",
+                        List.of(Map.of("leaseId", lease, "ranks", ranks(w, null, 0)))),
+                "stale-epoch");
+        for (String id : List.of(lease, second)) {
+            fleet(w).post("/api/v1/leases/" + id + "/abort", op, Map.of("reason", "the test is done"), 200);
+        }
+    }
+
+    private static Fleet fleet(LeaseWorld w) {
+        return w.fleet;
+    }
+
+    /** A destination body of every rank at slots {@code [start, start + fetch)}; null region: the registered ones. */
+    private static Map<String, Object> destination(LeaseWorld w, @Nullable String region, int start, long epoch) {
+        return Map.of("fencingEpoch", epoch, "ranks", ranks(w, region, start));
+    }
+
+    private static List<Map<String, Object>> ranks(LeaseWorld w, @Nullable String region, int start) {
+        List<Map<String, Object>> ranks = new ArrayList<>();
+        for (int r = 0; r < w.tp; r++) {
+            ranks.add(Map.of(
+                    "rank",
+                    r,
+                    "regionRef",
+                    region == null ? w.destinationRegion(r) : region + r,
+                    "slots",
+                    List.of(List.of(start, w.chain.length))));
+        }
+        return ranks;
     }
 
     /** Domains, incarnations and their destination regions. */
