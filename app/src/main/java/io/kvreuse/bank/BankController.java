@@ -73,7 +73,7 @@ class BankController {
             note = "a malformed bankId or rank")
     @ProblemResponse(
             value = {ProblemType.BANK_NOT_FOUND, ProblemType.BANK_PART_NOT_FOUND},
-            note = "bank-not-found also for another engine's bank")
+            note = "the bank also when it is another engine's")
     @ProblemResponse({ProblemType.BANK_DROPPED})
     @Operation(operationId = "bankPartReady", summary = "Report one rank's bank part ready (ENGINE)")
     @PostMapping("/api/v1/banks/{bankId}/parts/{rank}/ready")
@@ -117,7 +117,7 @@ class BankController {
             note = "the whole batch is refused, also for events already applied")
     @ProblemResponse(
             value = {ProblemType.BANK_NOT_FOUND, ProblemType.BANK_PART_NOT_FOUND},
-            note = "bank-not-found also for another engine's bank")
+            note = "the bank also when it is another engine's")
     @ProblemResponse(
             value = {
                 ProblemType.BANK_DROPPED,
@@ -125,8 +125,7 @@ class BankController {
                 ProblemType.SNAPSHOT_REQUIRED,
                 ProblemType.BLOCK_PINNED
             },
-            note = "event-gap carries expectedEventId; the rank then needs a snapshot (snapshot-required until it"
-                    + " has one)")
+            note = "a gap carries expectedEventId; the rank is then refused until it sends a snapshot")
     @Operation(
             operationId = "sendInventoryEvents",
             summary = "Send an ordered batch of one rank's inventory events (ENGINE)")
@@ -151,13 +150,13 @@ class BankController {
                 ProblemType.SLOT_OUT_OF_RANGE,
                 ProblemType.POSITION_CONTRADICTS_PARENT
             },
-            note = "invalid-block: a snapshot's blocks carry positions")
+            note = "a snapshot's blocks must carry positions")
     @ProblemResponse(
             value = {ProblemType.BANK_NOT_FOUND, ProblemType.BANK_PART_NOT_FOUND},
-            note = "bank-not-found also for another engine's bank")
+            note = "the bank also when it is another engine's")
     @ProblemResponse(
             value = {ProblemType.BANK_DROPPED, ProblemType.STALE_SNAPSHOT, ProblemType.BLOCK_PINNED},
-            note = "stale-snapshot: throughEventId is behind what the rank applied")
+            note = "a stale snapshot's throughEventId is behind what the rank applied")
     @Operation(operationId = "sendInventorySnapshot", summary = "Replace one rank's inventory with a snapshot (ENGINE)")
     @PutMapping("/api/v1/banks/{bankId}/parts/{rank}/snapshot")
     Mono<BankView> snapshot(

@@ -56,8 +56,7 @@ class EventSourceController {
     @ProblemResponse({ProblemType.INVALID_PARAMETER})
     @ProblemResponse(
             value = {ProblemType.BANK_NOT_FOUND, ProblemType.EVENT_SOURCE_NOT_FOUND},
-            note = "bank-not-found also for a bank the caller may not read; event-source-not-found when the bank"
-                    + " names none")
+            note = "the bank also when the caller may not read it; its source when the bank names none")
     @Operation(
             operationId = "getBankEventSource",
             summary = "Read a bank's KV event source (ENGINE owner, AGENT of its host, OPERATOR)")
@@ -84,10 +83,10 @@ class EventSourceController {
     /** The host's agent lost events of the rank's stream for good: the rank needs a snapshot. */
     @ProblemResponse(
             value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_PARAMETER},
-            note = "invalid-parameter: a malformed bankId or rank")
+            note = "a malformed bankId or rank is an invalid parameter")
     @ProblemResponse(
             value = {ProblemType.BANK_NOT_FOUND, ProblemType.BANK_PART_NOT_FOUND},
-            note = "bank-not-found also for a bank of another host or engine")
+            note = "the bank also when it belongs to another host or engine")
     @ProblemResponse({ProblemType.BANK_DROPPED})
     @Operation(
             operationId = "reportStreamBreak",

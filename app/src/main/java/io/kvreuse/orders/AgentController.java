@@ -136,16 +136,17 @@ class AgentController {
 
     @ProblemResponse(
             value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_PARAMETER},
-            note = "also for bytes beyond the part's, a QUEUED state; invalid-parameter: a malformed orderId or rank")
+            note = "also for bytes beyond the part's and a QUEUED state; a malformed orderId or rank is an invalid"
+                    + " parameter")
     @ProblemResponse(
             value = {ProblemType.TOKEN_HOST_MISMATCH, ProblemType.NOT_HOST_OWNER},
             note = "the token acts for neither end's host")
     @ProblemResponse(
             value = {ProblemType.NO_SUCH_ORDER, ProblemType.NO_SUCH_PART, ProblemType.NO_SUCH_AGENT},
-            note = "no-such-part: the order has no such rank")
+            note = "an order without that rank; no agent registered for the host")
     @ProblemResponse(
             value = {ProblemType.STALE_EPOCH, ProblemType.PART_FINAL},
-            note = "part-final: the part is final in another state (the same state again is acknowledged)")
+            note = "a part already final in another state (the same state again is acknowledged)")
     @Operation(operationId = "reportPart", summary = "Report one part's progress (AGENT)")
     @PostMapping("/api/v1/orders/{orderId}/parts/{rank}")
     Mono<PartReport.Ack> part(@PathVariable UUID orderId, @PathVariable int rank, @Valid @RequestBody PartReport body) {
