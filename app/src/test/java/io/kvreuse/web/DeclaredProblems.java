@@ -18,9 +18,9 @@ import java.util.regex.Pattern;
 final class DeclaredProblems {
 
     /**
-     * The lease operations that declare no problems of their own yet: their controllers are being
-     * rewritten, and {@code LEASE-PROBLEMS.md} lists the declarations to paste into them. Their
-     * answers are collected but not held against them. Empty this once they are pasted.
+     * The lease operations that declare no problems of their own yet, while their controllers are
+     * rewritten. Their answers are collected but not held against them. Empty this once they
+     * declare theirs.
      */
     static final Set<String> AWAITING_LEASE_DECLARATIONS = Set.of(
             "getLease",

@@ -92,8 +92,8 @@ class DeclaredProblemsIntegrationTests {
             }
         });
         assertThat(undeclared)
-                .as("operations without @ProblemResponse; once LEASE-PROBLEMS.md is pasted into the lease"
-                        + " controllers, empty DeclaredProblems.AWAITING_LEASE_DECLARATIONS")
+                .as("operations without @ProblemResponse; once the lease controllers declare theirs, empty"
+                        + " DeclaredProblems.AWAITING_LEASE_DECLARATIONS")
                 .containsExactlyInAnyOrderElementsOf(DeclaredProblems.AWAITING_LEASE_DECLARATIONS);
         assertThat(NOTHING_OF_THEIR_OWN.keySet())
                 .as("justified operations that exist and declare nothing")
@@ -551,7 +551,7 @@ class DeclaredProblemsIntegrationTests {
                 "no-such-agent");
     }
 
-    /** The lease operations' refusals, recorded for LEASE-PROBLEMS.md until they declare their own. */
+    /** The lease operations' refusals, held against their declarations once they have them. */
     private void leases(LeaseWorld w) {
         String op = tokens.operator();
         String unknown = "/api/v1/leases/" + UUID.randomUUID();
