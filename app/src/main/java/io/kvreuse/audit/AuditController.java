@@ -1,6 +1,7 @@
 package io.kvreuse.audit;
 
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemResponse;
 import io.kvreuse.error.ProblemType;
 import io.swagger.v3.oas.annotations.Operation;
 import java.time.Instant;
@@ -25,6 +26,9 @@ class AuditController {
         this.trail = trail;
     }
 
+    @ProblemResponse(
+            value = {ProblemType.INVALID_PARAMETER},
+            note = "limit outside 1..1000, since not an RFC 3339 time, before not an integer")
     @Operation(operationId = "findAudit", summary = "Read the audit trail, newest first (OPERATOR)")
     @GetMapping
     Flux<AuditTrail.AuditRecord> find(

@@ -1,5 +1,7 @@
 package io.kvreuse.bank;
 
+import io.kvreuse.error.ProblemResponse;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.protocol.KvEventSource;
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.Operation;
@@ -27,6 +29,21 @@ class EventSourceController {
     }
 
     /** Names or replaces the source; the host's agent resubscribes on the new revision. */
+    @ProblemResponse(
+            value = {
+                ProblemType.INVALID_REQUEST,
+                ProblemType.MALFORMED_REQUEST,
+                ProblemType.INVALID_PARAMETER,
+                ProblemType.EVENT_SOURCE_RANKS,
+                ProblemType.INVALID_EVENT_SOURCE,
+                ProblemType.INVALID_EVENT_ENDPOINT
+            },
+            note = "each rank of the bank named once; endpoints tcp://HOST:PORT or ipc://PATH; an unknown format is"
+                    + " malformed")
+    @ProblemResponse(
+            value = {ProblemType.BANK_NOT_FOUND},
+            note = "also for another engine's bank and for agents")
+    @ProblemResponse({ProblemType.BANK_DROPPED})
     @Operation(
             operationId = "putBankEventSource",
             summary = "Name or replace a bank's KV event source; its revision rises (ENGINE owner)")
@@ -36,6 +53,10 @@ class EventSourceController {
         return CurrentPrincipal.get().flatMap(p -> sources.set(bankId, source, p));
     }
 
+    @ProblemResponse({ProblemType.INVALID_PARAMETER})
+    @ProblemResponse(
+            value = {ProblemType.BANK_NOT_FOUND, ProblemType.EVENT_SOURCE_NOT_FOUND},
+            note = "the bank also when the caller may not read it; its source when the bank names none")
     @Operation(
             operationId = "getBankEventSource",
             summary = "Read a bank's KV event source (ENGINE owner, AGENT of its host, OPERATOR)")
@@ -45,6 +66,12 @@ class EventSourceController {
     }
 
     /** The sources of every live bank on the host: what its agent subscribes to, and where each rank stands. */
+    @ProblemResponse(
+            value = {ProblemType.TOKEN_HOST_MISMATCH},
+            note = "an AGENT token of another host")
+    @ProblemResponse(
+            value = {ProblemType.NO_SUCH_AGENT},
+            note = "neither an agent nor an engine registered for the host")
     @Operation(
             operationId = "listHostEventSources",
             summary = "List the KV event sources of the host's live banks (AGENT of the host, OPERATOR)")
@@ -54,6 +81,13 @@ class EventSourceController {
     }
 
     /** The host's agent lost events of the rank's stream for good: the rank needs a snapshot. */
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_PARAMETER},
+            note = "a malformed bankId or rank is an invalid parameter")
+    @ProblemResponse(
+            value = {ProblemType.BANK_NOT_FOUND, ProblemType.BANK_PART_NOT_FOUND},
+            note = "the bank also when it belongs to another host or engine")
+    @ProblemResponse({ProblemType.BANK_DROPPED})
     @Operation(
             operationId = "reportStreamBreak",
             summary = "Report that a rank's event stream broke: the rank needs a snapshot (AGENT of the host,"

@@ -72,7 +72,8 @@ class AckBatches {
             List<AckItem> items, Map<UUID, UUID> byCommand, Map<UUID, LeaseAggregate> leases) {
         List<BatchStore.WantedBlock> wanted = new ArrayList<>();
         for (int i = 0; i < items.size(); i++) {
-            LeaseAggregate lease = leases.get(byCommand.get(items.get(i).commandId()));
+            UUID leaseId = byCommand.get(items.get(i).commandId());
+            LeaseAggregate lease = leaseId == null ? null : leases.get(leaseId);
             Command c = lease == null ? null : lease.command(items.get(i).commandId());
             if (c != null && c.type() == CommandType.PIN && items.get(i).ok()) {
                 int[] slots = lease.row().sourceSlots();

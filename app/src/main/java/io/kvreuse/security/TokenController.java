@@ -101,6 +101,12 @@ class TokenController {
         });
     }
 
+    @ProblemResponse(
+            value = {ProblemType.INVALID_PARAMETER},
+            note = "a malformed tokenId")
+    @ProblemResponse(
+            value = {ProblemType.TOKEN_NOT_FOUND},
+            note = "also for a token revoked before")
     @Operation(operationId = "revokeToken", summary = "Revoke an API token (OPERATOR)")
     @DeleteMapping("/{tokenId}")
     @ResponseStatus(HttpStatus.NO_CONTENT)

@@ -1,5 +1,7 @@
 package io.kvreuse.selection;
 
+import io.kvreuse.error.ProblemResponse;
+import io.kvreuse.error.ProblemType;
 import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.Valid;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -18,6 +20,9 @@ class SelectionController {
         this.selection = selection;
     }
 
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_HASH},
+            note = "a no-hint is an answer (200), never a problem")
     @Operation(
             operationId = "selectDonor",
             summary = "Ask for a donor: a hint and a PROPOSED lease, or NO_HINT with one reason (ROUTER)")
@@ -31,6 +36,9 @@ class SelectionController {
      * reason). Their PROPOSED leases are written together. A malformed item refuses the whole batch
      * with 400 before anything is selected.
      */
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_HASH},
+            note = "one malformed item refuses the whole batch before anything is selected")
     @Operation(operationId = "selectDonors", summary = "Ask for donors for up to 256 requests at once (ROUTER)")
     @PostMapping("/api/v1/donor-selections/batch")
     Mono<SelectionApi.BatchResponse> selectAll(

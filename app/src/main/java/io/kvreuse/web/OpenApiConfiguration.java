@@ -18,6 +18,7 @@ import io.swagger.v3.oas.models.security.SecurityScheme;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 import org.springdoc.core.customizers.OpenApiCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -117,12 +118,19 @@ class OpenApiConfiguration {
         String description = response.getDescription() == null ? "" : response.getDescription();
         List<ProblemType> any = Arrays.stream(ProblemType.values())
                 .filter(t -> t.anyOperation() && String.valueOf(t.status()).equals(code))
-                .filter(t -> !description.contains(t.slug() + " ("))
+                .filter(t -> !lists(description, t))
                 .toList();
         if (!any.isEmpty()) {
             String listed = DeclaredProblemResponses.describe(any, "");
             response.description(description.isBlank() ? listed : description + ". Any operation: " + listed);
         }
+    }
+
+    /** Whether a response description lists the problem (as {@code slug (title)}, not inside a longer slug). */
+    static boolean lists(String description, ProblemType type) {
+        return Pattern.compile("(?<![a-z0-9-])" + Pattern.quote(type.slug()) + " \\(")
+                .matcher(description)
+                .find();
     }
 
     private static void add(ApiResponses responses, String code, String description) {

@@ -85,6 +85,9 @@ class OpenApiConformanceIntegrationTests {
         }
         writeExamples(succeeded);
         assertThat(failures).as("answers that do not match the served document").isEmpty();
+        assertThat(DeclaredProblems.check(doc, recorded).undeclared())
+                .as("problems answered but not declared for their operation")
+                .isEmpty();
         List<String> all = doc.operations.stream()
                 .map(ServedOpenApi.Operation::id)
                 .sorted()
