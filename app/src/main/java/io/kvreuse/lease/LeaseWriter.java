@@ -5,14 +5,17 @@ import io.kvreuse.bank.BlockPins;
 import io.kvreuse.domain.TransferCalibration;
 import io.kvreuse.lease.LeaseAggregate.CommandState;
 import io.kvreuse.lease.LeaseAggregate.OrderState;
-import java.lang.reflect.Array;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
@@ -161,11 +164,17 @@ class LeaseWriter {
         this.json = json;
     }
 
-    /** One kind of change: its CTEs and its rows by key, bound as one array per column (uuids as text). */
-    private record Kind(String sql, String prefix, String[] columns, Class<?>[] types, Map<Object, Object[]> rows) {
+    /** {@code CAST(:name AS TYPE[])}: how a CTE names and types the arrays it is bound with. */
+    private static final Pattern ARRAY = Pattern.compile("CAST\\(:(\\w+) AS (\\w+)\\[]\\)");
 
-        Kind(String sql, String prefix, String columns, Class<?>... types) {
-            this(sql, prefix, columns.split(" "), types, new LinkedHashMap<>());
+    /**
+     * One kind of change: its CTEs and its rows by key, each row's values in the order the CTEs
+     * first name their arrays, bound as one array per column (uuids as text).
+     */
+    private record Kind(String sql, Map<Object, Object[]> rows) {
+
+        Kind(String sql) {
+            this(sql, new LinkedHashMap<>());
         }
 
         void add(Object... row) {
@@ -173,73 +182,42 @@ class LeaseWriter {
         }
 
         void bindTo(Map<String, Object> bindings) {
-            for (int c = 0; c < columns.length; c++) {
-                Object[] values =
-                        (Object[]) Array.newInstance(types[c] == UUID.class ? String.class : types[c], rows.size());
-                int i = 0;
-                for (Object[] row : rows.values()) {
-                    values[i++] = row[c] instanceof UUID u ? u.toString() : row[c];
+            Matcher m = ARRAY.matcher(sql);
+            Set<String> named = new HashSet<>();
+            for (int c = 0; m.find(); ) {
+                if (named.add(m.group(1))) {
+                    bindings.put(m.group(1), column(c++, m.group(2)));
                 }
-                bindings.put(prefix + "_" + columns[c], values);
             }
+        }
+
+        private Object[] column(int c, String type) {
+            Object[] values = switch (type) {
+                case "INTEGER" -> new Integer[rows.size()];
+                case "BIGINT" -> new Long[rows.size()];
+                case "BOOLEAN" -> new Boolean[rows.size()];
+                default -> new String[rows.size()];
+            };
+            int i = 0;
+            for (Object[] row : rows.values()) {
+                values[i++] = row[c] instanceof UUID u ? u.toString() : row[c];
+            }
+            return values;
         }
     }
 
     /** The batch's changes grouped by kind, in the shape of the statement's CTEs. */
     private static final class Batch {
-        final Kind parts = new Kind(
-                PARTS,
-                "part",
-                "o r s b d n detail",
-                UUID.class,
-                Integer.class,
-                String.class,
-                Long.class,
-                Long.class,
-                Integer.class,
-                String.class);
-        final Kind orders = new Kind(ORDERS, "ord", "l s q a", UUID.class, String.class, Boolean.class, Boolean.class);
-        final Kind moves = new Kind(
-                MOVES,
-                "move",
-                "id fv st v o r c sq dq",
-                UUID.class,
-                Long.class,
-                String.class,
-                Long.class,
-                String.class,
-                String.class,
-                Integer.class,
-                Boolean.class,
-                Boolean.class);
-        final Kind newPins = new Kind(
-                NEW_PINS,
-                "pin",
-                "l r b runs n st",
-                UUID.class,
-                Integer.class,
-                UUID.class,
-                String.class,
-                Integer.class,
-                String.class);
-        final Kind pinStates =
-                new Kind(PIN_STATES, "pst", "l r f t", UUID.class, Integer.class, String.class, String.class);
-        final Kind newDestinations = new Kind(
-                NEW_DESTINATIONS,
-                "dst",
-                "l r t ref runs n st",
-                UUID.class,
-                Integer.class,
-                UUID.class,
-                String.class,
-                String.class,
-                Integer.class,
-                String.class);
-        final Kind destinationStates =
-                new Kind(DESTINATION_STATES, "dsts", "l f t", UUID.class, String.class, String.class);
-        final Kind acks = new Kind(ACKS, "ack", "id ok d", UUID.class, Boolean.class, String.class);
-        final Kind commands = new Kind(COMMANDS, "cmd", "i l t r", UUID.class, UUID.class, String.class, Integer.class);
-        final Kind newOrders = new Kind(NEW_ORDERS, "ord_new", "o l st", UUID.class, UUID.class, String.class);
+        final Kind parts = new Kind(PARTS);
+        final Kind orders = new Kind(ORDERS);
+        final Kind moves = new Kind(MOVES);
+        final Kind newPins = new Kind(NEW_PINS);
+        final Kind pinStates = new Kind(PIN_STATES);
+        final Kind newDestinations = new Kind(NEW_DESTINATIONS);
+        final Kind destinationStates = new Kind(DESTINATION_STATES);
+        final Kind acks = new Kind(ACKS);
+        final Kind commands = new Kind(COMMANDS);
+        final Kind newOrders = new Kind(NEW_ORDERS);
         final List<AuditTrail.Row> audits = new ArrayList<>();
         final List<BlockPins.Block> pinned = new ArrayList<>();
         final List<BlockPins.Block> unpinned = new ArrayList<>();
