@@ -12,7 +12,7 @@ import org.springframework.stereotype.Repository;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-/** SQL of lease rows. State changes are conditional on the state and version read under the row lock. */
+/** Reads of lease rows as they are, for views, lists, command polls and the parties' checks. */
 @Repository
 class LeaseStore {
 

@@ -177,8 +177,8 @@ class LeaseWriter {
             this(sql, new LinkedHashMap<>());
         }
 
-        void add(Object... row) {
-            rows.put(new Object(), row);
+        void put(Object key, Object... row) {
+            rows.put(key, row);
         }
 
         void bindTo(Map<String, Object> bindings) {
@@ -226,48 +226,51 @@ class LeaseWriter {
             UUID id = lease.leaseId();
             switch (change) {
                 case LeaseChange.Row r ->
-                    moves.rows()
-                            .merge(
-                                    id,
-                                    move(r.from().version(), r.to()),
-                                    (first, last) -> move((long) first[1], r.to()));
-                case LeaseChange.PinAdded p ->
-                    newPins.rows().put(id + "/" + p.rank(), new Object[] {
-                        id, p.rank(), lease.bankId(), SlotRuns.json(lease.sourceRuns()), lease.fetchBlocks(), "HELD"
+                    moves.rows().merge(id, move(r.from().version(), r.to()), (first, last) -> {
+                        last[1] = first[1];
+                        return last;
                     });
+                case LeaseChange.PinAdded p ->
+                    newPins.put(
+                            id + "/" + p.rank(),
+                            id,
+                            p.rank(),
+                            lease.bankId(),
+                            SlotRuns.json(lease.sourceRuns()),
+                            lease.fetchBlocks(),
+                            "HELD");
                 case LeaseChange.PinMoved p -> pinMoved(id, p);
                 case LeaseChange.BlocksPinned b -> blocks(b.delta() > 0 ? pinned : unpinned, lease, b.rank());
-                case LeaseChange.DestinationAdded x ->
-                    newDestinations.rows().put(id + "/" + x.rank(), new Object[] {
-                        id,
-                        x.rank(),
-                        lease.targetId(),
-                        x.regionRef(),
-                        SlotRuns.json(x.runs()),
-                        (int) SlotRuns.total(x.runs()),
-                        "HELD"
-                    });
+                case LeaseChange.DestinationAdded x -> {
+                    int blocks = (int) SlotRuns.total(x.runs());
+                    String runs = SlotRuns.json(x.runs());
+                    newDestinations.put(
+                            id + "/" + x.rank(), id, x.rank(), lease.targetId(), x.regionRef(), runs, blocks, "HELD");
+                }
                 case LeaseChange.DestinationsMoved x -> destinationsMoved(id, x);
                 case LeaseChange.CommandClosed c ->
-                    acks.add(c.commandId(), c.state() == CommandState.ACKED, c.detail());
+                    acks.put(new Object(), c.commandId(), c.state() == CommandState.ACKED, c.detail());
                 case LeaseChange.CommandIssued c ->
-                    commands.add(c.incarnationId(), id, c.type().name(), c.rank());
-                case LeaseChange.OrderQueued o ->
-                    newOrders.rows().put(id, new Object[] {UUID.randomUUID(), id, "QUEUED"});
+                    commands.put(new Object(), c.incarnationId(), id, c.type().name(), c.rank());
+                case LeaseChange.OrderQueued o -> newOrders.put(id, UUID.randomUUID(), id, "QUEUED");
                 case LeaseChange.OrderMoved o -> orderMoved(id, o);
-                case LeaseChange.PartReported p -> {
-                    parts.rows().put(p.orderId() + "/" + p.rank(), new Object[] {
-                        p.orderId(),
-                        p.rank(),
-                        p.state().name(),
-                        p.bytesMoved(),
-                        p.durationUs(),
-                        p.nativeStatus(),
-                        p.detail()
-                    });
-                    order(id)[3] = true; // a report proves the agent has the order
-                }
+                case LeaseChange.PartReported p -> part(id, p);
             }
+        }
+
+        /** A part's last report; a report proves the agent has the order. */
+        private void part(UUID leaseId, LeaseChange.PartReported p) {
+            String state = p.state().name();
+            parts.put(
+                    p.orderId() + "/" + p.rank(),
+                    p.orderId(),
+                    p.rank(),
+                    state,
+                    p.bytesMoved(),
+                    p.durationUs(),
+                    p.nativeStatus(),
+                    p.detail());
+            order(leaseId)[3] = true;
         }
 
         private static Object[] move(long fromVersion, LeaseRow to) {
