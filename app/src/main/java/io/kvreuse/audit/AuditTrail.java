@@ -64,6 +64,33 @@ public class AuditTrail {
             String detailJson) {}
 
     /**
+     * {@link #recordAll}'s insert as the body of a data-modifying CTE of a set-based writer's own
+     * statement, bound with {@link #bindings}: the rows get their event ids in list order.
+     */
+    public static final String INSERT_ALL = """
+            INSERT INTO audit_event (actor, subject_type, subject_id, action, from_state, to_state, epoch, reason, detail)
+            SELECT a.actor, a.subject_type, a.subject, a.action, a.f, a.t, a.e, a.r, CAST(a.d AS JSONB)
+            FROM unnest(CAST(:audit_actor AS TEXT[]), CAST(:audit_type AS TEXT[]), CAST(:audit_subject AS TEXT[]),
+                        CAST(:audit_action AS TEXT[]), CAST(:audit_f AS TEXT[]), CAST(:audit_t AS TEXT[]),
+                        CAST(:audit_e AS BIGINT[]), CAST(:audit_r AS TEXT[]), CAST(:audit_d AS TEXT[]))
+                 WITH ORDINALITY AS a(actor, subject_type, subject, action, f, t, e, r, d, n)
+            ORDER BY a.n""";
+
+    /** The bindings of {@link #INSERT_ALL} for the rows. */
+    public static Map<String, Object> bindings(List<Row> rows) {
+        return Map.of(
+                "audit_actor", rows.stream().map(Row::actor).toArray(String[]::new),
+                "audit_type", rows.stream().map(Row::subjectType).toArray(String[]::new),
+                "audit_subject", rows.stream().map(Row::subjectId).toArray(String[]::new),
+                "audit_action", rows.stream().map(Row::action).toArray(String[]::new),
+                "audit_f", rows.stream().map(Row::fromState).toArray(String[]::new),
+                "audit_t", rows.stream().map(Row::toState).toArray(String[]::new),
+                "audit_e", rows.stream().map(Row::epoch).toArray(Long[]::new),
+                "audit_r", rows.stream().map(Row::reason).toArray(String[]::new),
+                "audit_d", rows.stream().map(Row::detailJson).toArray(String[]::new));
+    }
+
+    /**
      * Appends the rows in one statement, their event ids in list order: the set-based writers' form
      * of {@link #record}, inside the caller's transaction like it.
      */
@@ -71,24 +98,7 @@ public class AuditTrail {
         if (rows.isEmpty()) {
             return Mono.empty();
         }
-        return db.sql("""
-                        INSERT INTO audit_event (actor, subject_type, subject_id, action, from_state, to_state, epoch, reason, detail)
-                        SELECT a.actor, a.subject_type, a.subject, a.action, a.f, a.t, a.e, a.r, CAST(a.d AS JSONB)
-                        FROM unnest(CAST(:actor AS TEXT[]), CAST(:type AS TEXT[]), CAST(:subject AS TEXT[]), CAST(:action AS TEXT[]),
-                                    CAST(:f AS TEXT[]), CAST(:t AS TEXT[]), CAST(:e AS BIGINT[]), CAST(:r AS TEXT[]), CAST(:d AS TEXT[]))
-                             WITH ORDINALITY AS a(actor, subject_type, subject, action, f, t, e, r, d, n)
-                        ORDER BY a.n
-                        """)
-                .bind("actor", rows.stream().map(Row::actor).toArray(String[]::new))
-                .bind("type", rows.stream().map(Row::subjectType).toArray(String[]::new))
-                .bind("subject", rows.stream().map(Row::subjectId).toArray(String[]::new))
-                .bind("action", rows.stream().map(Row::action).toArray(String[]::new))
-                .bind("f", rows.stream().map(Row::fromState).toArray(String[]::new))
-                .bind("t", rows.stream().map(Row::toState).toArray(String[]::new))
-                .bind("e", rows.stream().map(Row::epoch).toArray(Long[]::new))
-                .bind("r", rows.stream().map(Row::reason).toArray(String[]::new))
-                .bind("d", rows.stream().map(Row::detailJson).toArray(String[]::new))
-                .then();
+        return db.sql(INSERT_ALL).bindValues(bindings(rows)).then();
     }
 
     /** A page of the trail, newest first, filtered by subject id, actor and time. */

@@ -103,46 +103,41 @@ public class BlockPins {
                 .collectMap(Map.Entry::getKey, Map.Entry::getValue);
     }
 
-    /** Adds one pin per listed block (a block listed n times gains n pins). */
-    public Mono<Long> pin(List<Block> blocks) {
-        if (blocks.isEmpty()) {
-            return Mono.just(0L);
-        }
-        return db.sql("""
-                        UPDATE bank_block b SET pin_count = b.pin_count + t.n
-                        FROM (SELECT bank, rank, h, s, count(*) AS n
-                              FROM unnest(CAST(:bank AS UUID[]), CAST(:rank AS INTEGER[]), CAST(:h AS BIGINT[]),
-                                          CAST(:s AS INTEGER[])) AS w(bank, rank, h, s)
-                              GROUP BY bank, rank, h, s) AS t
-                        WHERE b.bank_id = t.bank AND b.rank = t.rank AND b.seq_hash = t.h AND b.slot = t.s
-                          AND b.bank_id = ANY(CAST(:bank AS UUID[])) AND b.seq_hash = ANY(CAST(:h AS BIGINT[]))
-                        """)
-                .bind("bank", banks(blocks))
-                .bind("rank", blocks.stream().map(Block::rank).toArray(Integer[]::new))
-                .bind("h", blocks.stream().map(Block::hash).toArray(Long[]::new))
-                .bind("s", blocks.stream().map(Block::slot).toArray(Integer[]::new))
-                .fetch()
-                .rowsUpdated();
-    }
+    /**
+     * Adds one pin per pinned block at its slot and drops one per unpinned block still in its bank,
+     * whatever its slot (a reset may have removed it since), never below zero: a block listed n times
+     * gains or loses n. The body of a data-modifying CTE of a lease writer's statement, so the pins
+     * commit with the lease's own rows; bound with {@link #bindings}.
+     */
+    public static final String ADJUST = """
+            UPDATE bank_block b SET pin_count = GREATEST(b.pin_count + t.n, 0)
+            FROM (SELECT k.bank_id, k.rank, k.seq_hash, sum(w.n) AS n
+                  FROM unnest(CAST(:pins_bank AS UUID[]), CAST(:pins_rank AS INTEGER[]), CAST(:pins_h AS BIGINT[]),
+                              CAST(:pins_s AS INTEGER[]), CAST(:pins_n AS INTEGER[])) AS w(bank, rank, h, s, n)
+                  JOIN bank_block k ON k.bank_id = w.bank AND k.rank = w.rank AND k.seq_hash = w.h
+                      AND (w.s IS NULL OR k.slot = w.s)
+                  WHERE k.bank_id = ANY(CAST(:pins_bank AS UUID[])) AND k.seq_hash = ANY(CAST(:pins_h AS BIGINT[]))
+                  GROUP BY k.bank_id, k.rank, k.seq_hash) AS t
+            WHERE b.bank_id = t.bank_id AND b.rank = t.rank AND b.seq_hash = t.seq_hash""";
 
-    /** Drops one pin per listed block still in its bank, whatever its slot (a reset may have removed it since). */
-    public Mono<Long> unpin(List<Block> blocks) {
-        if (blocks.isEmpty()) {
-            return Mono.just(0L);
-        }
-        return db.sql("""
-                        UPDATE bank_block b SET pin_count = GREATEST(b.pin_count - t.n, 0)
-                        FROM (SELECT bank, rank, h, count(*) AS n
-                              FROM unnest(CAST(:bank AS UUID[]), CAST(:rank AS INTEGER[]), CAST(:h AS BIGINT[])) AS w(bank, rank, h)
-                              GROUP BY bank, rank, h) AS t
-                        WHERE b.bank_id = t.bank AND b.rank = t.rank AND b.seq_hash = t.h AND b.pin_count > 0
-                          AND b.bank_id = ANY(CAST(:bank AS UUID[])) AND b.seq_hash = ANY(CAST(:h AS BIGINT[]))
-                        """)
-                .bind("bank", banks(blocks))
-                .bind("rank", blocks.stream().map(Block::rank).toArray(Integer[]::new))
-                .bind("h", blocks.stream().map(Block::hash).toArray(Long[]::new))
-                .fetch()
-                .rowsUpdated();
+    /** The bindings of {@link #ADJUST}: the blocks to pin (at their slots), then those to unpin. */
+    public static Map<String, Object> bindings(List<Block> pinned, List<Block> unpinned) {
+        List<Block> all = new java.util.ArrayList<>(pinned);
+        all.addAll(unpinned);
+        return Map.of(
+                "pins_bank", banks(all),
+                "pins_rank", all.stream().map(Block::rank).toArray(Integer[]::new),
+                "pins_h", all.stream().map(Block::hash).toArray(Long[]::new),
+                "pins_s",
+                        java.util.stream.Stream.concat(
+                                        pinned.stream().map(Block::slot),
+                                        unpinned.stream().map(b -> (Integer) null))
+                                .toArray(Integer[]::new),
+                "pins_n",
+                        java.util.stream.Stream.concat(
+                                        pinned.stream().map(b -> 1),
+                                        unpinned.stream().map(b -> -1))
+                                .toArray(Integer[]::new));
     }
 
     private static String[] banks(List<Block> blocks) {

@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.bank.BlockPins;
 import io.kvreuse.error.ItemResult;
 import io.kvreuse.lease.LeaseAggregate.Command;
 import io.kvreuse.lease.LeaseAggregate.CommandType;
@@ -27,14 +28,14 @@ class AckBatches {
 
     private final DatabaseClient db;
     private final LeaseAggregates aggregates;
-    private final BatchStore store;
+    private final BlockPins pins;
     private final LeaseWriter writer;
     private final Clock clock;
 
-    AckBatches(DatabaseClient db, LeaseAggregates aggregates, BatchStore store, LeaseWriter writer, Clock clock) {
+    AckBatches(DatabaseClient db, LeaseAggregates aggregates, BlockPins pins, LeaseWriter writer, Clock clock) {
         this.db = db;
         this.aggregates = aggregates;
-        this.store = store;
+        this.pins = pins;
         this.writer = writer;
         this.clock = clock;
     }
@@ -51,7 +52,7 @@ class AckBatches {
         return leasesOf(incarnationId, commandIds)
                 .flatMap(byCommand -> aggregates
                         .lock(new TreeSet<>(byCommand.values()))
-                        .flatMap(leases -> store.lockBlocks(wanted(items, byCommand, leases))
+                        .flatMap(leases -> pins.lock(wanted(items, byCommand, leases))
                                 .map(hits -> decide(incarnationId, items, byCommand, leases, hits, actor, now)))
                         .flatMap(d -> writer.write(d.decisions(), now).thenReturn(d)));
     }
@@ -60,7 +61,7 @@ class AckBatches {
     private Mono<Map<UUID, UUID>> leasesOf(UUID incarnationId, List<UUID> commandIds) {
         return db.sql("SELECT command_id, lease_id FROM engine_command"
                         + " WHERE command_id = ANY(CAST(:ids AS UUID[])) AND incarnation_id = :inc")
-                .bind("ids", BatchStore.ids(commandIds))
+                .bind("ids", LeaseAggregates.ids(commandIds))
                 .bind("inc", incarnationId)
                 .map((r, m) -> Map.entry(r.get("command_id", UUID.class), r.get("lease_id", UUID.class)))
                 .all()
@@ -68,9 +69,9 @@ class AckBatches {
     }
 
     /** The blocks each acknowledged PIN needs at their slots, numbered by item. */
-    private static List<BatchStore.WantedBlock> wanted(
+    private static List<BlockPins.Block> wanted(
             List<AckItem> items, Map<UUID, UUID> byCommand, Map<UUID, LeaseAggregate> leases) {
-        List<BatchStore.WantedBlock> wanted = new ArrayList<>();
+        List<BlockPins.Block> wanted = new ArrayList<>();
         for (int i = 0; i < items.size(); i++) {
             UUID leaseId = byCommand.get(items.get(i).commandId());
             LeaseAggregate lease = leaseId == null ? null : leases.get(leaseId);
@@ -79,7 +80,7 @@ class AckBatches {
                 int[] slots = lease.row().sourceSlots();
                 long[] hashes = lease.row().seqHashes();
                 for (int b = 0; b < hashes.length; b++) {
-                    wanted.add(new BatchStore.WantedBlock(i, lease.row().bankId(), c.rank(), hashes[b], slots[b]));
+                    wanted.add(new BlockPins.Block(i, lease.row().bankId(), c.rank(), hashes[b], slots[b]));
                 }
             }
         }

@@ -1,45 +1,96 @@
 package io.kvreuse.lease;
 
 import io.kvreuse.lease.LeaseAggregate.Command;
-import io.kvreuse.lease.LeaseAggregate.CommandState;
-import io.kvreuse.lease.LeaseAggregate.CommandType;
 import io.kvreuse.lease.LeaseAggregate.Destination;
-import io.kvreuse.lease.LeaseAggregate.HoldState;
 import io.kvreuse.lease.LeaseAggregate.Order;
-import io.kvreuse.lease.LeaseAggregate.OrderState;
-import io.kvreuse.lease.LeaseAggregate.Part;
+import io.kvreuse.lease.LeaseAggregate.Parties;
 import io.kvreuse.lease.LeaseAggregate.Pin;
-import io.kvreuse.protocol.PartState;
+import io.r2dbc.postgresql.codec.Json;
 import java.util.Collection;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
-import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Repository;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Reads leases as the decider sees them: locks the lease rows in id order, then reads every
- * lease's pins, destinations, commands, order parts and parties with one statement each for the
- * whole set. Call inside the transaction that will write the decisions.
+ * Reads leases as the decider sees them, in two statements for the whole set: the first locks the
+ * lease rows in id order ({@code FOR UPDATE}) and share-locks their banks, so a reset or eviction
+ * waits for the batch; the second, whose snapshot is taken after the locks were granted and so sees
+ * what a batch that held them committed, reads each lease's row with its pins, destinations,
+ * commands, order parts and parties as one JSON object. Call inside the transaction that will write
+ * the decisions.
  */
 @Repository
 class LeaseAggregates {
 
-    private final DatabaseClient db;
-    private final BatchStore store;
-    private final LeaseStore leases;
+    private static final String LOCK = """
+            SELECT l.lease_id FROM lease l JOIN retained_bank b ON b.bank_id = l.bank_id
+            WHERE l.lease_id = ANY(CAST(:ids AS UUID[])) ORDER BY l.lease_id FOR UPDATE OF l FOR SHARE OF b
+            """;
 
-    LeaseAggregates(DatabaseClient db, BatchStore store, LeaseStore leases) {
+    /** Each lease's row, and what the decider reads with it as one JSON object in the shape of {@link Read}. */
+    private static final String READ = "SELECT " + LeaseRow.COLUMNS + """
+            ,
+                json_build_object(
+                    'tp', (SELECT tp_size FROM layout_domain d WHERE d.domain_id = l.domain_id),
+                    'pins', (SELECT json_agg(json_build_object('rank', rank, 'state', state) ORDER BY rank)
+                        FROM lease_source_pin WHERE lease_id = l.lease_id),
+                    'destinations', (SELECT json_agg(json_build_object('rank', rank, 'regionRef', region_ref,
+                            'runs', slot_runs, 'state', state) ORDER BY rank)
+                        FROM lease_destination WHERE lease_id = l.lease_id),
+                    'commands', (SELECT json_agg(json_build_object('commandId', command_id, 'incarnationId', incarnation_id,
+                            'type', type, 'rank', rank,
+                            'state', CASE WHEN acked_at IS NULL THEN 'OPEN' WHEN ok THEN 'ACKED' ELSE 'REFUSED' END)
+                            ORDER BY command_id)
+                        FROM engine_command WHERE lease_id = l.lease_id),
+                    'order', (SELECT json_build_object('orderId', o.order_id, 'state', o.state,
+                            'parts', json_object_agg(rank, json_build_object('rank', rank, 'state', state, 'bytes', bytes,
+                                'bytesMoved', bytes_moved, 'durationUs', COALESCE(duration_us, 0))))
+                        FROM transfer_part WHERE order_id = o.order_id HAVING count(*) > 0),
+                    'parties', json_build_object(
+                        'donorEpoch', COALESCE((SELECT fencing_epoch FROM engine_incarnation
+                            WHERE incarnation_id = l.donor_incarnation_id), -1),
+                        'targetEpoch', COALESCE((SELECT fencing_epoch FROM engine_incarnation
+                            WHERE incarnation_id = l.target_incarnation_id), -1),
+                        'bankEpoch', b.bank_epoch, 'bankDropped', b.state = 'DROPPED',
+                        'partBytes', COALESCE((SELECT min(bytes) FROM transfer_part WHERE order_id = o.order_id), 0))) AS read
+            FROM lease l JOIN retained_bank b ON b.bank_id = l.bank_id LEFT JOIN transfer_order o ON o.lease_id = l.lease_id
+            WHERE l.lease_id = ANY(CAST(:ids AS UUID[])) ORDER BY l.lease_id
+            """;
+
+    /** What a lease's aggregate holds besides its row (an order without parts reads as none). */
+    private record Read(
+            int tp,
+            @Nullable List<Pin> pins,
+            @Nullable List<Destination> destinations,
+            @Nullable List<Command> commands,
+            @Nullable Order order,
+            Parties parties) {
+
+        LeaseAggregate with(LeaseRow row) {
+            return new LeaseAggregate(row, tp, list(pins), list(destinations), list(commands), order, parties);
+        }
+
+        private static <T> List<T> list(@Nullable List<T> values) {
+            return values == null ? List.of() : values;
+        }
+    }
+
+    private final DatabaseClient db;
+    private final JsonMapper json;
+
+    LeaseAggregates(DatabaseClient db, JsonMapper json) {
         this.db = db;
-        this.store = store;
-        this.leases = leases;
+        this.json = json;
+    }
+
+    static String[] ids(Collection<UUID> ids) {
+        return ids.stream().map(UUID::toString).toArray(String[]::new);
     }
 
     /** The locked leases by id, in id order; an unknown id is left out. */
@@ -47,144 +98,20 @@ class LeaseAggregates {
         if (leaseIds.isEmpty()) {
             return Mono.just(Map.of());
         }
-        return store.lock(leaseIds).collectList().flatMap(rows -> rows.isEmpty() ? Mono.just(Map.of()) : read(rows));
-    }
-
-    private Mono<Map<UUID, LeaseAggregate>> read(List<LeaseRow> rows) {
-        List<UUID> ids = rows.stream().map(LeaseRow::leaseId).toList();
-        Set<UUID> parties = new HashSet<>();
-        rows.forEach(r -> {
-            parties.add(r.donorId());
-            parties.add(r.targetId());
-        });
-        Set<UUID> banks = rows.stream().map(LeaseRow::bankId).collect(Collectors.toSet());
-        return Mono.zip(
-                        pins(ids),
-                        destinations(ids),
-                        commands(ids),
-                        orders(ids),
-                        store.epochs(parties),
-                        store.banksForPin(banks),
-                        tps(rows))
-                .map(t -> {
-                    Map<UUID, LeaseAggregate> out = new LinkedHashMap<>();
-                    for (LeaseRow row : rows) {
-                        LeaseStore.BankNow bank = t.getT6().get(row.bankId());
-                        Order order = t.getT4().get(row.leaseId());
-                        out.put(
-                                row.leaseId(),
-                                new LeaseAggregate(
-                                        row,
-                                        t.getT7().get(row.domainId()),
-                                        t.getT1().getOrDefault(row.leaseId(), List.of()),
-                                        t.getT2().getOrDefault(row.leaseId(), List.of()),
-                                        t.getT3().getOrDefault(row.leaseId(), List.of()),
-                                        order,
-                                        parties(row, t.getT5(), bank, order)));
-                    }
-                    return out;
-                });
-    }
-
-    private Mono<Map<UUID, List<Pin>>> pins(List<UUID> ids) {
-        return store.pins(ids)
-                .collect(Collectors.groupingBy(
-                        BatchStore.LeasePin::leaseId, Collectors.mapping(p -> pin(p.pin()), Collectors.toList())));
-    }
-
-    private Mono<Map<UUID, List<Destination>>> destinations(List<UUID> ids) {
-        return store.destinations(ids)
-                .collect(Collectors.groupingBy(
-                        BatchStore.LeaseDestination::leaseId,
-                        Collectors.mapping(d -> destination(d.destination()), Collectors.toList())));
-    }
-
-    private static LeaseAggregate.Parties parties(
-            LeaseRow row, Map<UUID, Long> epochs, LeaseStore.BankNow bank, Order order) {
-        long partBytes = order == null || order.parts().isEmpty()
-                ? 0
-                : order.parts().values().iterator().next().bytes();
-        return new LeaseAggregate.Parties(
-                epochs.getOrDefault(row.donorId(), -1L),
-                epochs.getOrDefault(row.targetId(), -1L),
-                bank == null ? -1 : bank.epoch(),
-                bank == null || bank.state().equals("DROPPED"),
-                partBytes);
-    }
-
-    private static Pin pin(HoldStore.Pin p) {
-        return new Pin(p.rank(), HoldState.valueOf(p.state()));
-    }
-
-    private static Destination destination(HoldStore.Destination d) {
-        return new Destination(d.rank(), d.regionRef(), d.runs(), HoldState.valueOf(d.state()));
-    }
-
-    private Mono<Map<UUID, List<Command>>> commands(List<UUID> ids) {
-        return db.sql(
-                        "SELECT command_id, incarnation_id, lease_id, type, rank, acked_at IS NULL AS open, ok"
-                                + " FROM engine_command WHERE lease_id = ANY(CAST(:ids AS UUID[])) ORDER BY command_id FOR UPDATE")
-                .bind("ids", BatchStore.ids(ids))
-                .map((r, m) -> Map.entry(
-                        r.get("lease_id", UUID.class),
-                        new Command(
-                                r.get("command_id", UUID.class),
-                                r.get("incarnation_id", UUID.class),
-                                CommandType.valueOf(r.get("type", String.class)),
-                                r.get("rank", Integer.class),
-                                Boolean.TRUE.equals(r.get("open", Boolean.class))
-                                        ? CommandState.OPEN
-                                        : Boolean.TRUE.equals(r.get("ok", Boolean.class))
-                                                ? CommandState.ACKED
-                                                : CommandState.REFUSED)))
+        String[] ids = ids(leaseIds);
+        return db.sql(LOCK)
+                .bind("ids", ids)
+                .map((r, m) -> 1)
                 .all()
-                .collect(Collectors.groupingBy(
-                        Map.Entry::getKey, Collectors.mapping(Map.Entry::getValue, Collectors.toList())));
-    }
-
-    /** Each lease's order with its parts (the parts locked). */
-    private Mono<Map<UUID, Order>> orders(List<UUID> ids) {
-        return db.sql("""
-                        SELECT o.lease_id, o.order_id, o.state AS order_state, p.rank, p.state, p.bytes, p.bytes_moved,
-                            COALESCE(p.duration_us, 0) AS duration_us
-                        FROM transfer_order o JOIN transfer_part p ON p.order_id = o.order_id
-                        WHERE o.lease_id = ANY(CAST(:l AS UUID[]))
-                        ORDER BY p.order_id, p.rank FOR UPDATE OF p
-                        """)
-                .bind("l", BatchStore.ids(ids))
-                .map((r, m) -> new PartRow(
-                        r.get("lease_id", UUID.class),
-                        r.get("order_id", UUID.class),
-                        OrderState.valueOf(r.get("order_state", String.class)),
-                        new Part(
-                                r.get("rank", Integer.class),
-                                PartState.valueOf(r.get("state", String.class)),
-                                r.get("bytes", Long.class),
-                                r.get("bytes_moved", Long.class),
-                                r.get("duration_us", Long.class))))
-                .all()
-                .collectList()
-                .map(LeaseAggregates::byLease);
-    }
-
-    private record PartRow(UUID leaseId, UUID orderId, OrderState orderState, Part part) {}
-
-    private static Map<UUID, Order> byLease(List<PartRow> rows) {
-        Map<UUID, Map<Integer, Part>> parts = new HashMap<>();
-        Map<UUID, PartRow> first = new LinkedHashMap<>();
-        for (PartRow row : rows) {
-            parts.computeIfAbsent(row.leaseId(), k -> new HashMap<>())
-                    .put(row.part().rank(), row.part());
-            first.putIfAbsent(row.leaseId(), row);
-        }
-        Map<UUID, Order> orders = new HashMap<>();
-        first.forEach((lease, row) -> orders.put(lease, new Order(row.orderId(), row.orderState(), parts.get(lease))));
-        return orders;
-    }
-
-    private Mono<Map<String, Integer>> tps(List<LeaseRow> rows) {
-        return Flux.fromIterable(rows.stream().map(LeaseRow::domainId).collect(Collectors.toSet()))
-                .concatMap(d -> leases.tp(d).map(tp -> Map.entry(d, tp)))
-                .collectMap(Map.Entry::getKey, Map.Entry::getValue);
+                .count()
+                .flatMap(n -> n == 0
+                        ? Mono.just(Map.of())
+                        : db.sql(READ)
+                                .bind("ids", ids)
+                                .map((r, m) -> json.readValue(
+                                                r.get("read", Json.class).asArray(), Read.class)
+                                        .with(LeaseRow.of(r)))
+                                .all()
+                                .collectMap(a -> a.row().leaseId(), a -> a, LinkedHashMap::new));
     }
 }

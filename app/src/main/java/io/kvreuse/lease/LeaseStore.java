@@ -12,12 +12,11 @@ import org.springframework.stereotype.Repository;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-/** SQL of lease rows. State changes are conditional on the state and version read under the row lock. */
+/** Reads of lease rows as they are, for views, lists, command polls and the parties' checks. */
 @Repository
 class LeaseStore {
 
     private final DatabaseClient db;
-    private final java.util.Map<String, Integer> tpSizes = new java.util.concurrent.ConcurrentHashMap<>();
 
     LeaseStore(DatabaseClient db) {
         this.db = db;
@@ -81,25 +80,6 @@ class LeaseStore {
                 .all();
     }
 
-    /** TP size of the lease's domain: the number of ranks on each side. */
-    /** A domain's tensor-parallel size; a certified contract never changes, so it is read once. */
-    Mono<Integer> tp(String domainId) {
-        Integer known = tpSizes.get(domainId);
-        if (known != null) {
-            return Mono.just(known);
-        }
-        return db.sql("SELECT tp_size FROM layout_domain WHERE domain_id = :d")
-                .bind("d", domainId)
-                .map((r, m) -> r.get("tp_size", Integer.class))
-                .one()
-                .doOnNext(tp -> {
-                    if (tpSizes.size() > 10_000) {
-                        tpSizes.clear();
-                    }
-                    tpSizes.put(domainId, tp);
-                });
-    }
-
     /** An incarnation's current fencing state: what reports and leases are checked against. */
     record Party(UUID id, long epoch, String state, String owner, String hostId) {}
 
@@ -115,9 +95,6 @@ class LeaseStore {
                         r.get("host_id", String.class)))
                 .one();
     }
-
-    /** The bank's current epoch and state, share-locked so a reset or eviction waits for this pin. */
-    record BankNow(long epoch, String state) {}
 
     static OffsetDateTime at(Instant t) {
         return t.atOffset(ZoneOffset.UTC);

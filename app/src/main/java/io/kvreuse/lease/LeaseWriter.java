@@ -1,156 +1,415 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.audit.AuditTrail;
+import io.kvreuse.bank.BlockPins;
 import io.kvreuse.domain.TransferCalibration;
 import io.kvreuse.lease.LeaseAggregate.CommandState;
 import io.kvreuse.lease.LeaseAggregate.OrderState;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Writes the decisions of a batch with one set-based statement per kind of change, whatever the
- * batch's size (a single report is a batch of one), and counts their metric events once the
- * transaction committed ({@link #published}). A row that several decisions of the batch change is
- * written once, from its state as read to its last: each lease row at its final state, conditional
- * on the version its aggregate was read at.
+ * Writes the decisions of a batch in one statement, whatever the batch's size (a single report is a
+ * batch of one): one data-modifying CTE per kind of change that has rows, the per-row values passed
+ * as arrays ({@code unnest}); the bank's pin counts and the audit rows are their owners' fragments.
+ * The CTEs see one snapshot, so none reads what a sibling writes: a row that several decisions of
+ * the batch change is written once, from its state as read to its last (a pin, destination or order
+ * created in the batch is inserted at its last state, and a new order's parts take the batch's new
+ * destinations from the arrays). Each lease row is written at its final state, conditional on the
+ * version its aggregate was read at; the statement answers how many were, and fewer fails the
+ * transaction. Metric events are counted once it committed ({@link #published}).
  */
 @Component
 class LeaseWriter {
 
-    private final BatchStore store;
-    private final OrderWriter orders;
+    private static final String PARTS = """
+            parts AS (UPDATE transfer_part p SET state = m.s, bytes_moved = m.b, duration_us = m.d, native_status = m.n,
+                    detail = m.detail, updated_at = :now
+                FROM unnest(CAST(:part_o AS UUID[]), CAST(:part_r AS INTEGER[]), CAST(:part_s AS TEXT[]), CAST(:part_b AS BIGINT[]),
+                            CAST(:part_d AS BIGINT[]), CAST(:part_n AS INTEGER[]), CAST(:part_detail AS TEXT[]))
+                     AS m(o, r, s, b, d, n, detail)
+                WHERE p.order_id = m.o AND p.rank = m.r AND p.order_id = ANY(CAST(:part_o AS UUID[])))""";
+
+    /** A state (a withdrawal only while still queued: a claim may have taken it since) and a report's acknowledgement. */
+    private static final String ORDERS = """
+            orders AS (UPDATE transfer_order o
+                SET state = CASE WHEN m.s IS NULL OR (m.q AND o.state <> 'QUEUED') THEN o.state ELSE m.s END,
+                    acked_at = CASE WHEN m.a THEN COALESCE(o.acked_at, :now) ELSE o.acked_at END
+                FROM unnest(CAST(:ord_l AS UUID[]), CAST(:ord_s AS TEXT[]), CAST(:ord_q AS BOOLEAN[]), CAST(:ord_a AS BOOLEAN[]))
+                     AS m(l, s, q, a)
+                WHERE o.lease_id = m.l AND o.lease_id = ANY(CAST(:ord_l AS UUID[])))""";
+
+    private static final String MOVES = """
+            moved AS (UPDATE lease l SET state = m.st, version = m.v, outcome = m.o, reason = m.r,
+                    state_changed_at = CASE WHEN m.v <> l.version THEN :now ELSE l.state_changed_at END,
+                    committed_blocks = COALESCE(m.c, l.committed_blocks), source_quiesced = m.sq, destination_quiesced = m.dq
+                FROM unnest(CAST(:move_id AS UUID[]), CAST(:move_fv AS BIGINT[]), CAST(:move_st AS TEXT[]), CAST(:move_v AS BIGINT[]),
+                            CAST(:move_o AS TEXT[]), CAST(:move_r AS TEXT[]), CAST(:move_c AS INTEGER[]),
+                            CAST(:move_sq AS BOOLEAN[]), CAST(:move_dq AS BOOLEAN[])) AS m(id, fv, st, v, o, r, c, sq, dq)
+                WHERE l.lease_id = m.id AND l.version = m.fv AND l.lease_id = ANY(CAST(:move_id AS UUID[]))
+                RETURNING 1)""";
+
+    private static final String NEW_PINS = """
+            new_pins AS (INSERT INTO lease_source_pin (lease_id, rank, bank_id, slot_runs, blocks, state, updated_at)
+                SELECT p.l, p.r, p.b, CAST(p.runs AS JSONB), p.n, p.st, :now
+                FROM unnest(CAST(:pin_l AS UUID[]), CAST(:pin_r AS INTEGER[]), CAST(:pin_b AS UUID[]), CAST(:pin_runs AS TEXT[]),
+                            CAST(:pin_n AS INTEGER[]), CAST(:pin_st AS TEXT[])) AS p(l, r, b, runs, n, st))""";
+
+    /** One rank's pin, or every rank's when the rank is negative. */
+    private static final String PIN_STATES = """
+            pin_states AS (UPDATE lease_source_pin p SET state = m.t, updated_at = :now
+                FROM unnest(CAST(:pst_l AS UUID[]), CAST(:pst_r AS INTEGER[]), CAST(:pst_f AS TEXT[]), CAST(:pst_t AS TEXT[]))
+                     AS m(l, r, f, t)
+                WHERE p.lease_id = m.l AND (m.r < 0 OR p.rank = m.r) AND p.state = m.f
+                  AND p.lease_id = ANY(CAST(:pst_l AS UUID[])))""";
+
+    /** The batch's new destinations, for their rows, their slot runs and the parts of new orders. */
+    private static final String NEW_DESTINATIONS = """
+            nd AS (SELECT * FROM unnest(CAST(:dst_l AS UUID[]), CAST(:dst_r AS INTEGER[]), CAST(:dst_t AS UUID[]),
+                        CAST(:dst_ref AS TEXT[]), CAST(:dst_runs AS TEXT[]), CAST(:dst_n AS INTEGER[]), CAST(:dst_st AS TEXT[]))
+                     AS d(l, r, t, ref, runs, n, st))""";
+
+    /** Destination rows and their slot runs; an overlap with a held run fails the statement. */
+    private static final String INSERT_DESTINATIONS = """
+            new_destinations AS (INSERT INTO lease_destination
+                    (lease_id, rank, incarnation_id, region_ref, slot_runs, blocks, state, updated_at)
+                SELECT d.l, d.r, d.t, d.ref, CAST(d.runs AS JSONB), d.n, d.st, :now FROM nd d),
+            new_runs AS (INSERT INTO destination_slot_run (lease_id, rank, incarnation_id, slots, held)
+                SELECT d.l, d.r, d.t, int4range(CAST(x ->> 0 AS INTEGER), CAST(x ->> 0 AS INTEGER) + CAST(x ->> 1 AS INTEGER)),
+                    d.st <> 'RELEASED'
+                FROM nd d CROSS JOIN LATERAL jsonb_array_elements(CAST(d.runs AS JSONB)) AS x)""";
+
+    /** Every destination rank of a lease; a release frees its slot runs. */
+    private static final String DESTINATION_STATES = """
+            destination_states AS (UPDATE lease_destination d SET state = m.t, updated_at = :now
+                FROM unnest(CAST(:dsts_l AS UUID[]), CAST(:dsts_f AS TEXT[]), CAST(:dsts_t AS TEXT[])) AS m(l, f, t)
+                WHERE d.lease_id = m.l AND d.state = m.f AND d.lease_id = ANY(CAST(:dsts_l AS UUID[]))),
+            released_runs AS (UPDATE destination_slot_run SET held = FALSE
+                WHERE lease_id = ANY(CAST(:dsts_l AS UUID[])) AND held
+                  AND lease_id IN (SELECT m.l FROM unnest(CAST(:dsts_l AS UUID[]), CAST(:dsts_t AS TEXT[])) AS m(l, t)
+                                   WHERE m.t = 'RELEASED'))""";
+
+    private static final String ACKS = """
+            acks AS (UPDATE engine_command c SET acked_at = :now, ok = m.ok, detail = m.d
+                FROM unnest(CAST(:ack_id AS UUID[]), CAST(:ack_ok AS BOOLEAN[]), CAST(:ack_d AS TEXT[])) AS m(id, ok, d)
+                WHERE c.command_id = m.id AND c.acked_at IS NULL AND c.command_id = ANY(CAST(:ack_id AS UUID[])))""";
+
+    private static final String COMMANDS = """
+            commands AS (INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at)
+                SELECT gen_random_uuid(), c.i, c.l, c.t, c.r, :now, '-infinity'
+                FROM unnest(CAST(:cmd_i AS UUID[]), CAST(:cmd_l AS UUID[]), CAST(:cmd_t AS TEXT[]), CAST(:cmd_r AS INTEGER[]))
+                     AS c(i, l, t, r)
+                ON CONFLICT (lease_id, type, rank) DO NOTHING)""";
+
+    /**
+     * One order per lease, with one part per rank: the source end on the donor's bank part, the
+     * destination end on the target's allocation, with the regions the target's engine registered
+     * for the rank (the source's is its bank part's own), which the agent checks the order against.
+     * The order goes to the host of the target's first rank, which initiates the transfer (a CUDA IPC
+     * import on one host, or an MNNVL read from the donor host's agent); the order queue builds the
+     * agent's wire records from these rows.
+     */
+    private static final String NEW_ORDERS = """
+            queued AS (SELECT * FROM unnest(CAST(:ord_new_o AS UUID[]), CAST(:ord_new_l AS UUID[]), CAST(:ord_new_st AS TEXT[]))
+                     AS o(order_id, lease_id, st)),
+            created AS (INSERT INTO transfer_order (order_id, lease_id, host_id, donor_host_id, state, created_at, deadline)
+                SELECT o.order_id, l.lease_id,
+                    (SELECT host_id FROM incarnation_rank WHERE incarnation_id = l.target_incarnation_id ORDER BY rank LIMIT 1),
+                    (SELECT host_id FROM incarnation_rank WHERE incarnation_id = l.donor_incarnation_id ORDER BY rank LIMIT 1),
+                    o.st, :now, l.transfer_deadline
+                FROM queued o JOIN lease l ON l.lease_id = o.lease_id WHERE l.lease_id = ANY(CAST(:ord_new_l AS UUID[]))
+                RETURNING order_id),
+            created_parts AS (INSERT INTO transfer_part (order_id, rank, slot_runs, bytes, state, bytes_per_block,
+                    source_host_id, source_gpu_ordinal, source_region_ref,
+                    destination_host_id, destination_gpu_ordinal, destination_region_ref,
+                    destination_slot_runs, destination_regions)
+                SELECT o.order_id, s.rank, l.source_slot_runs, l.fetch_blocks * p.bytes_per_block, 'QUEUED',
+                    p.bytes_per_block, s.host_id, s.gpu_ordinal, p.region_ref,
+                    t.host_id, t.gpu_ordinal, d.region_ref, d.slot_runs,
+                    ARRAY(SELECT r.region_ref FROM destination_region r
+                        WHERE r.incarnation_id = l.target_incarnation_id AND r.rank = s.rank ORDER BY r.region_ref)
+                FROM queued o JOIN lease l ON l.lease_id = o.lease_id
+                JOIN incarnation_rank s ON s.incarnation_id = l.donor_incarnation_id
+                JOIN bank_part p ON p.bank_id = l.bank_id AND p.rank = s.rank
+                JOIN incarnation_rank t ON t.incarnation_id = l.target_incarnation_id AND t.rank = s.rank
+                JOIN (SELECT lease_id, rank, region_ref, slot_runs FROM lease_destination
+                      WHERE lease_id = ANY(CAST(:ord_new_l AS UUID[]))
+                      UNION ALL SELECT n.l, n.r, n.ref, CAST(n.runs AS JSONB) FROM nd n) d
+                    ON d.lease_id = l.lease_id AND d.rank = s.rank
+                WHERE EXISTS (SELECT 1 FROM created c WHERE c.order_id = o.order_id)
+                  AND l.lease_id = ANY(CAST(:ord_new_l AS UUID[])))""";
+
+    private final DatabaseClient db;
     private final LeaseMetrics metrics;
     private final TransferCalibration calibration;
     private final JsonMapper json;
 
-    LeaseWriter(
-            BatchStore store,
-            OrderWriter orders,
-            LeaseMetrics metrics,
-            TransferCalibration calibration,
-            JsonMapper json) {
-        this.store = store;
-        this.orders = orders;
+    LeaseWriter(DatabaseClient db, LeaseMetrics metrics, TransferCalibration calibration, JsonMapper json) {
+        this.db = db;
         this.metrics = metrics;
         this.calibration = calibration;
         this.json = json;
     }
 
-    /** The batch's changes grouped by kind, in the shape of the set-based statements. */
-    private static final class Rows {
-        final Map<UUID, BatchStore.Moved> moved = new LinkedHashMap<>();
-        final List<BatchStore.Audit> audits = new ArrayList<>();
-        final List<BatchStore.WantedBlock> pinned = new ArrayList<>();
-        final List<BatchStore.WantedBlock> unpinned = new ArrayList<>();
-        final List<BatchStore.NewPin> newPins = new ArrayList<>();
-        final Map<String, BatchStore.PinChange> pinChanges = new LinkedHashMap<>();
-        final List<BatchStore.NewDestination> newDestinations = new ArrayList<>();
-        final Map<UUID, BatchStore.DestinationChange> destinationChanges = new LinkedHashMap<>();
-        final List<BatchStore.CommandAck> closed = new ArrayList<>();
-        final List<BatchStore.NewCommand> newCommands = new ArrayList<>();
-        final Set<UUID> cancelledOrders = new LinkedHashSet<>();
-        final Map<UUID, String> orderStates = new LinkedHashMap<>();
-        final Set<UUID> newOrders = new LinkedHashSet<>();
-        final Map<String, BatchStore.PartUpdate> parts = new LinkedHashMap<>();
+    /** {@code CAST(:name AS TYPE[])}: how a CTE names and types the arrays it is bound with. */
+    private static final Pattern ARRAY = Pattern.compile("CAST\\(:(\\w+) AS (\\w+)\\[]\\)");
+
+    /**
+     * One kind of change: its CTEs and its rows by key, each row's values in the order the CTEs
+     * first name their arrays, bound as one array per column (uuids as text).
+     */
+    private record Kind(String sql, Map<Object, Object[]> rows) {
+
+        Kind(String sql) {
+            this(sql, new LinkedHashMap<>());
+        }
+
+        void put(Object key, Object... row) {
+            rows.put(key, row);
+        }
+
+        void bindTo(Map<String, Object> bindings) {
+            Matcher m = ARRAY.matcher(sql);
+            Set<String> named = new HashSet<>();
+            for (int c = 0; m.find(); ) {
+                if (named.add(m.group(1))) {
+                    bindings.put(m.group(1), column(c++, m.group(2)));
+                }
+            }
+        }
+
+        private Object[] column(int c, String type) {
+            Object[] values = switch (type) {
+                case "INTEGER" -> new Integer[rows.size()];
+                case "BIGINT" -> new Long[rows.size()];
+                case "BOOLEAN" -> new Boolean[rows.size()];
+                default -> new String[rows.size()];
+            };
+            int i = 0;
+            for (Object[] row : rows.values()) {
+                values[i++] = row[c] instanceof UUID u ? u.toString() : row[c];
+            }
+            return values;
+        }
+    }
+
+    /** The batch's changes grouped by kind, in the shape of the statement's CTEs. */
+    private static final class Batch {
+        final Kind parts = new Kind(PARTS);
+        final Kind orders = new Kind(ORDERS);
+        final Kind moves = new Kind(MOVES);
+        final Kind newPins = new Kind(NEW_PINS);
+        final Kind pinStates = new Kind(PIN_STATES);
+        final Kind newDestinations = new Kind(NEW_DESTINATIONS);
+        final Kind destinationStates = new Kind(DESTINATION_STATES);
+        final Kind acks = new Kind(ACKS);
+        final Kind commands = new Kind(COMMANDS);
+        final Kind newOrders = new Kind(NEW_ORDERS);
+        final List<AuditTrail.Row> audits = new ArrayList<>();
+        final List<BlockPins.Block> pinned = new ArrayList<>();
+        final List<BlockPins.Block> unpinned = new ArrayList<>();
+
+        void add(LeaseRow lease, LeaseChange change) {
+            UUID id = lease.leaseId();
+            switch (change) {
+                case LeaseChange.Row r ->
+                    moves.rows().merge(id, move(r.from().version(), r.to()), (first, last) -> {
+                        last[1] = first[1];
+                        return last;
+                    });
+                case LeaseChange.PinAdded p ->
+                    newPins.put(
+                            id + "/" + p.rank(),
+                            id,
+                            p.rank(),
+                            lease.bankId(),
+                            SlotRuns.json(lease.sourceRuns()),
+                            lease.fetchBlocks(),
+                            "HELD");
+                case LeaseChange.PinMoved p -> pinMoved(id, p);
+                case LeaseChange.BlocksPinned b -> blocks(b.delta() > 0 ? pinned : unpinned, lease, b.rank());
+                case LeaseChange.DestinationAdded x -> {
+                    int blocks = (int) SlotRuns.total(x.runs());
+                    String runs = SlotRuns.json(x.runs());
+                    newDestinations.put(
+                            id + "/" + x.rank(), id, x.rank(), lease.targetId(), x.regionRef(), runs, blocks, "HELD");
+                }
+                case LeaseChange.DestinationsMoved x -> destinationsMoved(id, x);
+                case LeaseChange.CommandClosed c ->
+                    acks.put(new Object(), c.commandId(), c.state() == CommandState.ACKED, c.detail());
+                case LeaseChange.CommandIssued c ->
+                    commands.put(new Object(), c.incarnationId(), id, c.type().name(), c.rank());
+                case LeaseChange.OrderQueued o -> newOrders.put(id, UUID.randomUUID(), id, "QUEUED");
+                case LeaseChange.OrderMoved o -> orderMoved(id, o);
+                case LeaseChange.PartReported p -> part(id, p);
+            }
+        }
+
+        /** A part's last report; a report proves the agent has the order. */
+        private void part(UUID leaseId, LeaseChange.PartReported p) {
+            String state = p.state().name();
+            parts.put(
+                    p.orderId() + "/" + p.rank(),
+                    p.orderId(),
+                    p.rank(),
+                    state,
+                    p.bytesMoved(),
+                    p.durationUs(),
+                    p.nativeStatus(),
+                    p.detail());
+            order(leaseId)[3] = true;
+        }
+
+        private static Object[] move(long fromVersion, LeaseRow to) {
+            return new Object[] {
+                to.leaseId(),
+                fromVersion,
+                to.state().name(),
+                to.version(),
+                to.outcome(),
+                to.reason(),
+                to.committedBlocks(),
+                to.sourceQuiesced(),
+                to.destinationQuiesced()
+            };
+        }
+
+        /** Moves the batch's new pins of the rank (or all) in memory, and the stored ones by statement. */
+        private void pinMoved(UUID id, LeaseChange.PinMoved p) {
+            for (Object[] pin : newPins.rows().values()) {
+                if (pin[0].equals(id)
+                        && (p.rank() < 0 || pin[1].equals(p.rank()))
+                        && pin[5].equals(p.from().name())) {
+                    pin[5] = p.to().name();
+                }
+            }
+            Object[] row = {id, p.rank(), p.from().name(), p.to().name()};
+            pinStates.rows().merge(id + "/" + p.rank(), row, (first, last) ->
+                    new Object[] {id, p.rank(), first[2], last[3]});
+        }
+
+        private void destinationsMoved(UUID id, LeaseChange.DestinationsMoved x) {
+            for (Object[] d : newDestinations.rows().values()) {
+                if (d[0].equals(id) && d[6].equals(x.from().name())) {
+                    d[6] = x.to().name();
+                }
+            }
+            Object[] row = {id, x.from().name(), x.to().name()};
+            destinationStates.rows().merge(id, row, (first, last) -> new Object[] {id, first[1], last[2]});
+        }
+
+        /**
+         * A new order is inserted at its last state. A stored order's state is set as decided, but a
+         * withdrawal of a queued one only while it is still queued; a later state overrides it.
+         */
+        private void orderMoved(UUID id, LeaseChange.OrderMoved o) {
+            Object[] created = newOrders.rows().get(id);
+            if (created != null) {
+                created[2] = o.to().name();
+                return;
+            }
+            Object[] row = order(id);
+            if (!(o.from() == OrderState.QUEUED && o.to() == OrderState.FAILED)) {
+                row[1] = o.to().name();
+                row[2] = false;
+            } else if (row[1] == null) {
+                row[1] = OrderState.FAILED.name();
+                row[2] = true;
+            }
+        }
+
+        private Object[] order(UUID leaseId) {
+            return orders.rows().computeIfAbsent(leaseId, k -> new Object[] {leaseId, null, false, false});
+        }
+
+        private static void blocks(List<BlockPins.Block> into, LeaseRow lease, int rank) {
+            int[] slots = lease.sourceSlots();
+            long[] hashes = lease.seqHashes();
+            for (int i = 0; i < hashes.length; i++) {
+                into.add(new BlockPins.Block(0, lease.bankId(), rank, hashes[i], slots[i]));
+            }
+        }
+
+        /** The CTEs of the kinds that have rows, in one statement answering how many leases it moved. */
+        String sql(Map<String, Object> bindings) {
+            List<String> ctes = new ArrayList<>();
+            for (Kind k : List.of(parts, orders, moves, newPins, pinStates)) {
+                include(k, ctes, bindings);
+            }
+            if (!audits.isEmpty()) {
+                ctes.add("audit AS (" + AuditTrail.INSERT_ALL + ")");
+                bindings.putAll(AuditTrail.bindings(audits));
+            }
+            if (!pinned.isEmpty() || !unpinned.isEmpty()) {
+                ctes.add("bank_pins AS (" + BlockPins.ADJUST + ")");
+                bindings.putAll(BlockPins.bindings(pinned, unpinned));
+            }
+            if (!newDestinations.rows().isEmpty() || !newOrders.rows().isEmpty()) {
+                ctes.add(NEW_DESTINATIONS);
+                newDestinations.bindTo(bindings);
+            }
+            if (!newDestinations.rows().isEmpty()) {
+                ctes.add(INSERT_DESTINATIONS);
+            }
+            for (Kind k : List.of(destinationStates, acks, commands, newOrders)) {
+                include(k, ctes, bindings);
+            }
+            if (ctes.isEmpty()) {
+                return null;
+            }
+            String moved = moves.rows().isEmpty() ? "SELECT CAST(0 AS BIGINT) AS n" : "SELECT count(*) AS n FROM moved";
+            return "WITH " + String.join(",\n", ctes) + "\n" + moved;
+        }
+
+        private static void include(Kind k, List<String> ctes, Map<String, Object> bindings) {
+            if (!k.rows().isEmpty()) {
+                ctes.add(k.sql());
+                k.bindTo(bindings);
+            }
+        }
     }
 
     Mono<Void> write(List<LeaseDecision> decisions, Instant now) {
-        Rows rows = new Rows();
+        Batch batch = new Batch();
         for (LeaseDecision d : decisions) {
             LeaseRow lease = d.after().row();
-            d.changes().forEach(c -> add(rows, lease, c));
-            d.audits().forEach(a -> rows.audits.add(audit(lease.leaseId(), a)));
+            d.changes().forEach(c -> batch.add(lease, c));
+            d.audits().forEach(a -> batch.audits.add(audit(lease.leaseId(), a)));
         }
-        List<BatchStore.Moved> moved = List.copyOf(rows.moved.values());
-        return store.updateParts(List.copyOf(rows.parts.values()), now)
-                .then(store.move(moved, now))
-                .flatMap(n -> n == moved.size()
+        Map<String, Object> bindings = new HashMap<>();
+        String sql = batch.sql(bindings);
+        if (sql == null) {
+            return Mono.empty();
+        }
+        bindings.put("now", LeaseStore.at(now));
+        long expected = batch.moves.rows().size();
+        return db.sql(sql)
+                .bindValues(bindings)
+                .map((r, m) -> r.get("n", Long.class))
+                .one()
+                .flatMap(n -> n == expected
                         ? Mono.<Void>empty()
-                        : Mono.error(new IllegalStateException("a lease changed under its lock")))
-                .then(store.audit(rows.audits))
-                .then(store.pinBlocks(rows.pinned))
-                .then(store.insertPins(rows.newPins, now))
-                .then(store.pinStates(List.copyOf(rows.pinChanges.values()), now))
-                .then(store.unpinBlocks(rows.unpinned))
-                .then(store.insertDestinations(rows.newDestinations, now))
-                .then(store.destinationStates(List.copyOf(rows.destinationChanges.values()), now))
-                .then(store.ackCommands(rows.closed, now))
-                .then(store.insertCommands(rows.newCommands, now))
-                .then(store.cancelOrders(rows.cancelledOrders))
-                .then(store.orderStates(rows.orderStates))
-                .then(orders.create(rows.newOrders, now));
+                        : Mono.error(new IllegalStateException("a lease changed under its lock")));
     }
 
-    private static void add(Rows rows, LeaseRow lease, LeaseChange change) {
-        UUID id = lease.leaseId();
-        switch (change) {
-            case LeaseChange.Row r ->
-                rows.moved.merge(
-                        id,
-                        new BatchStore.Moved(id, r.from().version(), r.to()),
-                        (first, last) -> new BatchStore.Moved(id, first.fromVersion(), last.row()));
-            case LeaseChange.PinAdded p ->
-                rows.newPins.add(new BatchStore.NewPin(
-                        id, p.rank(), lease.bankId(), SlotRuns.json(lease.sourceRuns()), lease.fetchBlocks()));
-            case LeaseChange.PinMoved p ->
-                rows.pinChanges.merge(
-                        id + "/" + p.rank(),
-                        new BatchStore.PinChange(id, p.rank(), p.from().name(), p.to().name()),
-                        (first, last) -> new BatchStore.PinChange(id, p.rank(), first.from(), last.to()));
-            case LeaseChange.BlocksPinned b -> blocks(b.delta() > 0 ? rows.pinned : rows.unpinned, lease, b.rank());
-            case LeaseChange.DestinationAdded x ->
-                rows.newDestinations.add(
-                        new BatchStore.NewDestination(id, x.rank(), lease.targetId(), x.regionRef(), x.runs()));
-            case LeaseChange.DestinationsMoved x ->
-                rows.destinationChanges.merge(
-                        id,
-                        new BatchStore.DestinationChange(id, x.from().name(), x.to().name()),
-                        (first, last) -> new BatchStore.DestinationChange(id, first.from(), last.to()));
-            case LeaseChange.CommandClosed c ->
-                rows.closed.add(new BatchStore.CommandAck(c.commandId(), c.state() == CommandState.ACKED, c.detail()));
-            case LeaseChange.CommandIssued c ->
-                rows.newCommands.add(new BatchStore.NewCommand(
-                        c.incarnationId(), id, c.type().name(), c.rank()));
-            case LeaseChange.OrderQueued o -> rows.newOrders.add(id);
-            case LeaseChange.OrderMoved o -> order(rows, id, o);
-            case LeaseChange.PartReported p -> rows.parts.put(p.orderId() + "/" + p.rank(), part(p));
-        }
-    }
-
-    private static BatchStore.PartUpdate part(LeaseChange.PartReported p) {
-        return new BatchStore.PartUpdate(
-                p.orderId(), p.rank(), p.state().name(), p.bytesMoved(), p.durationUs(), p.nativeStatus(), p.detail());
-    }
-
-    /** A queued order that is withdrawn only while still queued: a claim may have taken it since it was read. */
-    private static void order(Rows rows, UUID leaseId, LeaseChange.OrderMoved o) {
-        if (o.from() == OrderState.QUEUED && o.to() == OrderState.FAILED) {
-            rows.cancelledOrders.add(leaseId);
-        } else {
-            rows.orderStates.put(leaseId, o.to().name());
-        }
-    }
-
-    private static void blocks(List<BatchStore.WantedBlock> into, LeaseRow lease, int rank) {
-        int[] slots = lease.sourceSlots();
-        long[] hashes = lease.seqHashes();
-        for (int i = 0; i < hashes.length; i++) {
-            into.add(new BatchStore.WantedBlock(0, lease.bankId(), rank, hashes[i], slots[i]));
-        }
-    }
-
-    private BatchStore.Audit audit(UUID leaseId, LeaseDecision.Audit a) {
-        return new BatchStore.Audit(
+    private AuditTrail.Row audit(UUID leaseId, LeaseDecision.Audit a) {
+        return new AuditTrail.Row(
                 a.actor(),
-                leaseId,
+                "lease",
+                leaseId.toString(),
                 a.action(),
                 a.from() == null ? null : a.from().name(),
                 a.to() == null ? null : a.to().name(),

@@ -6,13 +6,11 @@ import java.util.UUID;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /**
- * The lease side of transfer orders: creates the order when source and destination are both held,
- * and moves it along with the lease. The order goes to the agent on the target's host: it
- * initiates the transfer (a CUDA IPC import on one host, or an MNNVL read from the donor host's
- * agent, whose metadata is attached when the order is handed out).
+ * The lease side of the agents' order queue: who may report for a lease's order, and the claims
+ * that hand orders out. {@link LeaseWriter} creates the order when source and destination are both
+ * held, and moves it along with the lease.
  */
 @Component
 class OrderWriter {
@@ -21,55 +19,6 @@ class OrderWriter {
 
     OrderWriter(DatabaseClient db) {
         this.db = db;
-    }
-
-    /**
-     * Queues one order per lease, with one part per rank: the source end on the donor's bank part,
-     * the destination end on the target's allocation, with the regions the target's engine
-     * registered for the rank (the source's is its bank part's own), which the agent checks the
-     * order against. The order goes to the host of the target's first rank, which initiates the
-     * transfer; the order queue builds the agent's wire records from these rows.
-     */
-    Mono<Void> create(java.util.Collection<UUID> leaseIds, Instant now) {
-        if (leaseIds.isEmpty()) {
-            return Mono.empty();
-        }
-        String[] ids = leaseIds.stream().map(UUID::toString).toArray(String[]::new);
-        String[] orders =
-                leaseIds.stream().map(l -> UUID.randomUUID().toString()).toArray(String[]::new);
-        return db.sql("""
-                        WITH o AS (
-                            SELECT * FROM unnest(CAST(:o AS UUID[]), CAST(:l AS UUID[])) AS o(order_id, lease_id)),
-                        created AS (
-                            INSERT INTO transfer_order (order_id, lease_id, host_id, donor_host_id, state, created_at, deadline)
-                            SELECT o.order_id, l.lease_id,
-                                (SELECT host_id FROM incarnation_rank WHERE incarnation_id = l.target_incarnation_id ORDER BY rank LIMIT 1),
-                                (SELECT host_id FROM incarnation_rank WHERE incarnation_id = l.donor_incarnation_id ORDER BY rank LIMIT 1),
-                                'QUEUED', :now, l.transfer_deadline
-                            FROM o JOIN lease l ON l.lease_id = o.lease_id
-                            WHERE l.lease_id = ANY(CAST(:l AS UUID[]))
-                            RETURNING order_id)
-                        INSERT INTO transfer_part (order_id, rank, slot_runs, bytes, state, bytes_per_block,
-                            source_host_id, source_gpu_ordinal, source_region_ref,
-                            destination_host_id, destination_gpu_ordinal, destination_region_ref,
-                            destination_slot_runs, destination_regions)
-                        SELECT o.order_id, s.rank, l.source_slot_runs, l.fetch_blocks * p.bytes_per_block, 'QUEUED',
-                            p.bytes_per_block, s.host_id, s.gpu_ordinal, p.region_ref,
-                            t.host_id, t.gpu_ordinal, d.region_ref, d.slot_runs,
-                            ARRAY(SELECT r.region_ref FROM destination_region r
-                                WHERE r.incarnation_id = l.target_incarnation_id AND r.rank = s.rank ORDER BY r.region_ref)
-                        FROM o JOIN lease l ON l.lease_id = o.lease_id
-                        JOIN incarnation_rank s ON s.incarnation_id = l.donor_incarnation_id
-                        JOIN bank_part p ON p.bank_id = l.bank_id AND p.rank = s.rank
-                        JOIN incarnation_rank t ON t.incarnation_id = l.target_incarnation_id AND t.rank = s.rank
-                        JOIN lease_destination d ON d.lease_id = l.lease_id AND d.rank = s.rank
-                        WHERE EXISTS (SELECT 1 FROM created c WHERE c.order_id = o.order_id)
-                          AND l.lease_id = ANY(CAST(:l AS UUID[]))
-                        """)
-                .bind("o", orders)
-                .bind("l", ids)
-                .bind("now", LeaseStore.at(now))
-                .then();
     }
 
     /** Hosts whose agents may report for the lease: the order's initiator and the donor's host. */

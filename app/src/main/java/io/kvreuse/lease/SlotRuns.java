@@ -2,6 +2,7 @@ package io.kvreuse.lease;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Collectors;
 
 /** Slot runs {@code [[start, count], …]}: their JSON form, validation and expansion. */
 final class SlotRuns {
@@ -23,15 +24,7 @@ final class SlotRuns {
     }
 
     static String json(int[][] runs) {
-        StringBuilder s = new StringBuilder("[");
-        for (int i = 0; i < runs.length; i++) {
-            s.append(i == 0 ? "[" : ",[")
-                    .append(runs[i][0])
-                    .append(',')
-                    .append(runs[i][1])
-                    .append(']');
-        }
-        return s.append(']').toString();
+        return Arrays.stream(runs).map(r -> "[" + r[0] + "," + r[1] + "]").collect(Collectors.joining(",", "[", "]"));
     }
 
     static int[][] of(List<List<Integer>> runs) {

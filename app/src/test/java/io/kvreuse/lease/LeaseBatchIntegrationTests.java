@@ -345,6 +345,44 @@ class LeaseBatchIntegrationTests {
     }
 
     @Test
+    void singleReportsRacingOnOneLeaseMakeEachTransitionOnce() throws Exception {
+        List<String> leases = selectBatch(3);
+        Set<String> batch = new HashSet<>(leases);
+        destinations(leases, 700);
+        ackAll(w.donor, batch, "PIN");
+        // each report reaches the control plane twice at the same moment, as through two replicas
+        for (Map<String, Object> r : doneReports(ordersOf(batch))) {
+            String path = "/api/v1/orders/" + r.get("orderId") + "/parts/" + r.get("rank");
+            Map<String, Object> body =
+                    Map.of("state", "DONE", "bytes", r.get("bytes"), "durationUs", 900, "fencingEpoch", w.agentEpoch);
+            race(() -> single(path, w.agentToken, body), () -> single(path, w.agentToken, body));
+        }
+        Map<String, Object> commit = Map.of("fencingEpoch", w.epoch(w.target), "committedBlocks", 8);
+        for (String l : leases) {
+            String path = "/api/v1/leases/" + l + "/commit";
+            race(() -> single(path, w.target.token(), commit), () -> single(path, w.target.token(), commit));
+        }
+        Map<String, Object> ack = Map.of("ok", true, "fencingEpoch", w.epoch(w.donor));
+        for (Map<String, Object> c : commandsFor(w.donor, batch, "UNPIN", w.tp * leases.size())) {
+            String path = "/api/v1/incarnations/" + w.donor.id() + "/commands/" + c.get("commandId") + "/ack";
+            race(() -> single(path, w.donor.token(), ack), () -> single(path, w.donor.token(), ack));
+        }
+        assertThat(pinned()).isZero();
+        for (String l : leases) {
+            assertThat(w.lease(l)).containsEntry("state", "RELEASED").containsEntry("outcome", "COMMITTED");
+            assertThat(audit(l)).doesNotHaveDuplicates().endsWith("RELEASING>RELEASED@6");
+        }
+    }
+
+    /** A raced single report: the winner answers 200, the other the same answer again or 409, never a 5xx. */
+    int single(String path, String token, Object body) {
+        int[] status = new int[1];
+        w.fleet.postRaw(path, token, body).expectStatus().value(s -> status[0] = s);
+        assertThat(status[0]).as(path).isIn(200, 409);
+        return status[0];
+    }
+
+    @Test
     void aMalformedSelectionRefusesTheWholeBatchBeforeAnythingIsWritten() {
         String router = tokens.mint(Role.ROUTER);
         String request = "bad-batch-" + UUID.randomUUID();
