@@ -3,13 +3,10 @@ package io.kvreuse.lease;
 import io.kvreuse.error.ItemResult;
 import io.kvreuse.lease.LeaseAggregate.Command;
 import io.kvreuse.lease.LeaseAggregate.CommandType;
-import java.time.Clock;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
+import java.util.Objects;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -17,64 +14,83 @@ import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
 
 /**
- * Acknowledgements of one incarnation's commands, any number at once: their leases locked and read
- * together, the blocks of acknowledged PINs locked, each acknowledgement decided in order on the
- * lease as the earlier ones left it, and everything written with one statement per kind of change.
- * Each item is answered as if it had been sent alone. Call inside a transaction.
+ * Acknowledgements of engine commands, any number at once, and concurrent requests of them decided
+ * together ({@link GroupCommit}): in one transaction their leases locked and read, the blocks of
+ * acknowledged PINs locked, each acknowledgement decided in order on the lease as the earlier ones
+ * left it, and everything written with one statement per kind of change. Each item is answered as
+ * if it had been sent alone; a command of another incarnation is unknown to it.
  */
 @Component
 class AckBatches {
 
-    private final DatabaseClient db;
-    private final LeaseAggregates aggregates;
-    private final BatchStore store;
-    private final LeaseWriter writer;
-    private final Clock clock;
-
-    AckBatches(DatabaseClient db, LeaseAggregates aggregates, BatchStore store, LeaseWriter writer, Clock clock) {
-        this.db = db;
-        this.aggregates = aggregates;
-        this.store = store;
-        this.writer = writer;
-        this.clock = clock;
-    }
-
     record AckItem(UUID commandId, boolean ok, @Nullable String detail) {}
 
-    /** Per item its answer (or problem), and the decisions to count once the transaction committed. */
-    record Decided(List<ItemResult<EngineCommand.Ack>> results, List<LeaseDecision> decisions) {}
+    /** One request's acknowledgements, of one incarnation. */
+    private record Entry(UUID incarnationId, List<AckItem> items, String actor) {}
 
-    Mono<Decided> acks(UUID incarnationId, List<AckItem> items, String actor) {
-        Instant now = clock.instant();
-        List<UUID> commandIds =
-                items.stream().map(AckItem::commandId).distinct().toList();
-        return leasesOf(incarnationId, commandIds)
-                .flatMap(byCommand -> aggregates
-                        .lock(new TreeSet<>(byCommand.values()))
-                        .flatMap(leases -> store.lockBlocks(wanted(items, byCommand, leases))
-                                .map(hits -> decide(incarnationId, items, byCommand, leases, hits, actor, now)))
-                        .flatMap(d -> writer.write(d.decisions(), now).thenReturn(d)));
+    /** One acknowledgement of a group, with the lease of its command (null: unknown). */
+    private record Unit(Entry entry, AckItem item, @Nullable UUID leaseId) {}
+
+    private final DatabaseClient db;
+    private final BatchStore store;
+    private final ReportGroups decider;
+    private final GroupCommit<Entry, List<ItemResult<EngineCommand.Ack>>> groups = new GroupCommit<>(4, 128, this::run);
+
+    AckBatches(DatabaseClient db, BatchStore store, ReportGroups decider) {
+        this.db = db;
+        this.store = store;
+        this.decider = decider;
     }
 
-    /** The lease of each of the incarnation's commands; another incarnation's command is unknown here. */
-    private Mono<Map<UUID, UUID>> leasesOf(UUID incarnationId, List<UUID> commandIds) {
-        return db.sql("SELECT command_id, lease_id FROM engine_command"
-                        + " WHERE command_id = ANY(CAST(:ids AS UUID[])) AND incarnation_id = :inc")
+    /** Runs in a transaction of its own (grouped with concurrent requests) and answers per item. */
+    Mono<List<ItemResult<EngineCommand.Ack>>> acks(UUID incarnationId, List<AckItem> items, String actor) {
+        return groups.submit(new Entry(incarnationId, List.copyOf(items), actor));
+    }
+
+    private Mono<List<List<ItemResult<EngineCommand.Ack>>>> run(List<Entry> entries) {
+        List<UUID> commandIds = entries.stream()
+                .flatMap(e -> e.items().stream().map(AckItem::commandId))
+                .distinct()
+                .toList();
+        return leasesOf(commandIds).flatMap(byCommand -> {
+            List<Unit> units = new ArrayList<>();
+            entries.forEach(e -> e.items().forEach(i -> units.add(new Unit(e, i, lease(byCommand, e, i)))));
+            return decider.commit(
+                            units.stream()
+                                    .map(Unit::leaseId)
+                                    .filter(Objects::nonNull)
+                                    .toList(),
+                            leases -> store.lockBlocks(wanted(units, leases)).map(hits -> grouped(units, hits)))
+                    .map(results -> answers(entries, units, results));
+        });
+    }
+
+    /** Each command's lease and incarnation. */
+    private Mono<Map<UUID, Map.Entry<UUID, UUID>>> leasesOf(List<UUID> commandIds) {
+        return db.sql("SELECT command_id, lease_id, incarnation_id FROM engine_command"
+                        + " WHERE command_id = ANY(CAST(:ids AS UUID[]))")
                 .bind("ids", BatchStore.ids(commandIds))
-                .bind("inc", incarnationId)
-                .map((r, m) -> Map.entry(r.get("command_id", UUID.class), r.get("lease_id", UUID.class)))
+                .map((r, m) -> Map.entry(
+                        r.get("command_id", UUID.class),
+                        Map.entry(r.get("lease_id", UUID.class), r.get("incarnation_id", UUID.class))))
                 .all()
                 .collectMap(Map.Entry::getKey, Map.Entry::getValue);
     }
 
-    /** The blocks each acknowledged PIN needs at their slots, numbered by item. */
-    private static List<BatchStore.WantedBlock> wanted(
-            List<AckItem> items, Map<UUID, UUID> byCommand, Map<UUID, LeaseAggregate> leases) {
+    private static @Nullable UUID lease(Map<UUID, Map.Entry<UUID, UUID>> byCommand, Entry e, AckItem item) {
+        Map.Entry<UUID, UUID> c = byCommand.get(item.commandId());
+        return c != null && c.getValue().equals(e.incarnationId()) ? c.getKey() : null;
+    }
+
+    /** The blocks each acknowledged PIN needs at their slots, numbered by unit. */
+    private static List<BatchStore.WantedBlock> wanted(List<Unit> units, Map<UUID, LeaseAggregate> leases) {
         List<BatchStore.WantedBlock> wanted = new ArrayList<>();
-        for (int i = 0; i < items.size(); i++) {
-            LeaseAggregate lease = leases.get(byCommand.get(items.get(i).commandId()));
-            Command c = lease == null ? null : lease.command(items.get(i).commandId());
-            if (c != null && c.type() == CommandType.PIN && items.get(i).ok()) {
+        for (int i = 0; i < units.size(); i++) {
+            LeaseAggregate lease = units.get(i).leaseId() == null
+                    ? null
+                    : leases.get(units.get(i).leaseId());
+            Command c = lease == null ? null : lease.command(units.get(i).item().commandId());
+            if (c != null && c.type() == CommandType.PIN && units.get(i).item().ok()) {
                 int[] slots = lease.row().sourceSlots();
                 long[] hashes = lease.row().seqHashes();
                 for (int b = 0; b < hashes.length; b++) {
@@ -85,41 +101,50 @@ class AckBatches {
         return wanted;
     }
 
-    private static Decided decide(
-            UUID incarnationId,
-            List<AckItem> items,
-            Map<UUID, UUID> byCommand,
-            Map<UUID, LeaseAggregate> leases,
-            Map<Integer, Long> hits,
-            String actor,
-            Instant now) {
-        Map<UUID, LeaseAggregate> current = new HashMap<>(leases);
-        List<ItemResult<EngineCommand.Ack>> results = new ArrayList<>();
-        List<LeaseDecision> decisions = new ArrayList<>();
-        for (int i = 0; i < items.size(); i++) {
-            AckItem item = items.get(i);
-            UUID leaseId = byCommand.get(item.commandId());
-            LeaseAggregate lease = leaseId == null ? null : current.get(leaseId);
-            if (lease == null) {
-                results.add(ItemResult.failed(LeaseProblems.noSuchCommand(item.commandId())));
-                continue;
-            }
-            boolean blocks = hits.getOrDefault(i, 0L) == lease.row().fetchBlocks();
-            LeaseReport.Ack ack =
-                    new LeaseReport.Ack(incarnationId, item.commandId(), item.ok(), item.detail(), blocks);
-            LeaseDecision d = LeaseDecider.decide(lease, ack, actor, now);
-            current.put(leaseId, d.after());
-            decisions.add(d);
-            results.add(answer(lease.command(item.commandId()), leaseId, d));
+    private static List<ReportGroups.Grouped> grouped(List<Unit> units, Map<Integer, Long> hits) {
+        List<ReportGroups.Grouped> grouped = new ArrayList<>(units.size());
+        for (int i = 0; i < units.size(); i++) {
+            Unit u = units.get(i);
+            long blocks = hits.getOrDefault(i, 0L);
+            grouped.add(new ReportGroups.Grouped(
+                    u.leaseId(),
+                    u.entry().actor(),
+                    lease -> Mono.just(new LeaseReport.Ack(
+                            u.entry().incarnationId(),
+                            u.item().commandId(),
+                            u.item().ok(),
+                            u.item().detail(),
+                            blocks == lease.row().fetchBlocks())),
+                    () -> LeaseProblems.noSuchCommand(u.item().commandId())));
         }
-        return new Decided(results, decisions);
+        return List.copyOf(grouped);
     }
 
-    private static ItemResult<EngineCommand.Ack> answer(@Nullable Command c, UUID leaseId, LeaseDecision d) {
-        if (c == null || d.problem() != null) {
-            return ItemResult.failed(d.problem() == null ? LeaseProblems.noSuchLease(leaseId) : d.problem());
+    private static List<List<ItemResult<EngineCommand.Ack>>> answers(
+            List<Entry> entries, List<Unit> units, List<ItemResult<LeaseDecision>> results) {
+        List<List<ItemResult<EngineCommand.Ack>>> out = new ArrayList<>();
+        int next = 0;
+        for (Entry e : entries) {
+            List<ItemResult<EngineCommand.Ack>> answers = new ArrayList<>();
+            for (int k = 0; k < e.items().size(); k++, next++) {
+                answers.add(answer(results.get(next), units.get(next).item().commandId()));
+            }
+            out.add(answers);
         }
-        return ItemResult.ok(
-                new EngineCommand.Ack(c.commandId(), c.type().name(), leaseId, d.state(), d.held(), d.duplicate()));
+        return out;
+    }
+
+    private static ItemResult<EngineCommand.Ack> answer(ItemResult<LeaseDecision> r, UUID commandId) {
+        if (r.error() != null) {
+            return ItemResult.failed(r.error());
+        }
+        LeaseDecision d = r.orThrow();
+        LeaseRow row = d.after().row();
+        Command c = d.after().command(commandId);
+        if (c == null || d.problem() != null) {
+            return ItemResult.failed(d.problem() == null ? LeaseProblems.noSuchLease(row.leaseId()) : d.problem());
+        }
+        return ItemResult.ok(new EngineCommand.Ack(
+                c.commandId(), c.type().name(), row.leaseId(), d.state(), d.held(), d.duplicate()));
     }
 }

@@ -23,7 +23,6 @@ public class Leases {
     private final LeaseStore leases;
     private final HoldStore holds;
     private final TransferReports transfers;
-
     private final OrderWriter orders;
 
     Leases(LeaseStore leases, HoldStore holds, TransferReports transfers, OrderWriter orders) {
@@ -108,8 +107,9 @@ public class Leases {
             @Nullable String detail) {}
 
     /**
-     * Call inside a transaction: the agent's part reports, many leases at once, each decided as if
-     * it were sent alone and in order. Answers, per report, the lease's state after it or its problem.
+     * The agent's part reports, many leases at once, each decided as if it were sent alone and in
+     * order, in a transaction of their own shared with concurrent reports. Answers, per report, the
+     * lease's state after it or its problem.
      */
     public Mono<List<ItemResult<LeaseState>>> partsReported(List<PartReport> reports, String actor) {
         return transfers.parts(

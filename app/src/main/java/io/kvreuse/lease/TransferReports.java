@@ -1,69 +1,77 @@
 package io.kvreuse.lease;
 
 import io.kvreuse.error.ItemResult;
-import java.time.Clock;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.function.Function;
+import java.util.stream.IntStream;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
 
 /**
- * The node agent's side of leases, handed over by {@code orders} (the agent's HTTP edge) in one
- * call: order claims and part reports, any number at once, decided by the lease decider on the
- * locked leases with their orders and parts, and written by the set-based writer — the order and
- * part rows are the lease's. Call inside the caller's transaction.
+ * The node agent's side of leases, handed over by {@code orders} (the agent's HTTP edge): order
+ * claims and part reports, any number at once, decided by the lease decider on the locked leases
+ * with their orders and parts, and written by the set-based writer — the order and part rows are
+ * the lease's. Concurrent part reports are decided together in one transaction ({@link
+ * GroupCommit}).
  */
 @Component
 class TransferReports {
 
-    private final LeaseAggregates aggregates;
-    private final LeaseWriter writer;
-    private final Clock clock;
+    /** One request's part reports, each on the lease of the same index. */
+    private record Entry(List<UUID> leaseIds, List<LeaseReport.Part> reports, String actor) {}
 
-    TransferReports(LeaseAggregates aggregates, LeaseWriter writer, Clock clock) {
-        this.aggregates = aggregates;
-        this.writer = writer;
-        this.clock = clock;
-    }
+    private final ReportGroups decider;
+    private final GroupCommit<Entry, List<ItemResult<LeaseDecision>>> groups;
 
-    /** Per report (on the lease of the same index), the lease's state after it, or its problem. */
-    Mono<List<ItemResult<LeaseState>>> parts(List<UUID> leaseIds, List<LeaseReport.Part> reports, String actor) {
-        return decide(leaseIds, reports::get, actor);
-    }
-
-    /** The claimed orders' leases: a SOURCE_PINNED one moves to TRANSFERRING, as its transfer may start writing. */
-    Mono<List<ItemResult<LeaseState>>> claimed(List<UUID> leaseIds, String actor) {
-        return decide(leaseIds, i -> new LeaseReport.OrderClaimed(), actor);
-    }
-
-    private Mono<List<ItemResult<LeaseState>>> decide(
-            List<UUID> leaseIds, Function<Integer, LeaseReport> reports, String actor) {
-        Instant now = clock.instant();
-        return aggregates.lock(new LinkedHashSet<>(leaseIds)).flatMap(leases -> {
-            Map<UUID, LeaseAggregate> current = new HashMap<>(leases);
-            List<LeaseDecision> decisions = new ArrayList<>();
-            List<ItemResult<LeaseState>> results = new ArrayList<>();
-            for (int i = 0; i < leaseIds.size(); i++) {
-                LeaseAggregate lease = current.get(leaseIds.get(i));
-                if (lease == null) {
-                    results.add(ItemResult.failed(LeaseProblems.noSuchLease(leaseIds.get(i))));
-                    continue;
-                }
-                LeaseDecision d = LeaseDecider.decide(lease, reports.apply(i), actor, now);
-                current.put(leaseIds.get(i), d.after());
-                decisions.add(d);
-                results.add(
-                        d.problem() == null ? ItemResult.ok(d.state()) : ItemResult.<LeaseState>failed(d.problem()));
-            }
-            return writer.write(decisions, now)
-                    .then(Mono.fromRunnable(() -> writer.published(decisions)))
-                    .thenReturn(results);
+    TransferReports(ReportGroups decider) {
+        this.decider = decider;
+        this.groups = new GroupCommit<>(4, 128, entries -> {
+            List<ReportGroups.Grouped> all = entries.stream()
+                    .flatMap(e -> grouped(e.leaseIds(), e.reports(), e.actor()).stream())
+                    .toList();
+            return decider.commit(
+                            all.stream().map(ReportGroups.Grouped::leaseId).toList(), l -> Mono.just(all))
+                    .map(results -> {
+                        int[] from = {0};
+                        return entries.stream()
+                                .map(e -> results.subList(
+                                        from[0], from[0] += e.leaseIds().size()))
+                                .toList();
+                    });
         });
+    }
+
+    /** In a transaction of its own: per report, the lease's state after it, or its problem. */
+    Mono<List<ItemResult<LeaseState>>> parts(List<UUID> leaseIds, List<LeaseReport.Part> reports, String actor) {
+        return groups.submit(new Entry(leaseIds, reports, actor)).map(TransferReports::states);
+    }
+
+    /**
+     * Call inside the claim's transaction: the claimed orders' leases, where a SOURCE_PINNED one
+     * moves to TRANSFERRING, as its transfer may start writing.
+     */
+    Mono<List<ItemResult<LeaseState>>> claimed(List<UUID> leaseIds, String actor) {
+        List<LeaseReport> claims = leaseIds.stream()
+                .<LeaseReport>map(id -> new LeaseReport.OrderClaimed())
+                .toList();
+        List<ReportGroups.Grouped> all = grouped(leaseIds, claims, actor);
+        return decider.decide(leaseIds, l -> Mono.just(all)).map(TransferReports::states);
+    }
+
+    private static List<ReportGroups.Grouped> grouped(
+            List<UUID> leaseIds, List<? extends LeaseReport> reports, String actor) {
+        return IntStream.range(0, leaseIds.size())
+                .mapToObj(i -> new ReportGroups.Grouped(
+                        leaseIds.get(i),
+                        actor,
+                        lease -> Mono.just(reports.get(i)),
+                        () -> LeaseProblems.noSuchLease(leaseIds.get(i))))
+                .toList();
+    }
+
+    private static List<ItemResult<LeaseState>> states(List<ItemResult<LeaseDecision>> results) {
+        return results.stream()
+                .map(r -> ReportGroups.answer(r, LeaseDecision::state))
+                .toList();
     }
 }
