@@ -8,61 +8,59 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
 
 /**
- * Acknowledgements of engine commands, any number at once, and concurrent requests of them decided
- * together ({@link GroupCommit}): in one transaction their leases locked and read, the blocks of
- * acknowledged PINs locked, each acknowledgement decided in order on the lease as the earlier ones
- * left it, and everything written with one statement per kind of change. Each item is answered as
- * if it had been sent alone; a command of another incarnation is unknown to it.
+ * Acknowledgements of one incarnation's commands, any number at once: their leases locked and read
+ * (with concurrent requests' reports, {@link ReportGroups}), the blocks of acknowledged PINs
+ * locked, each acknowledgement decided in order on the lease as the earlier ones left it, and
+ * everything written with one statement per kind of change. Each item is answered as if it had
+ * been sent alone; a command of another incarnation is unknown to it.
  */
 @Component
 class AckBatches {
 
     record AckItem(UUID commandId, boolean ok, @Nullable String detail) {}
 
-    /** One request's acknowledgements, of one incarnation. */
-    private record Entry(UUID incarnationId, List<AckItem> items, String actor) {}
-
-    /** One acknowledgement of a group, with the lease of its command (null: unknown). */
-    private record Unit(Entry entry, AckItem item, @Nullable UUID leaseId) {}
+    /** One acknowledgement, with the lease of its command (null: unknown to the incarnation). */
+    private record Unit(AckItem item, @Nullable UUID leaseId) {}
 
     private final DatabaseClient db;
     private final BatchStore store;
-    private final ReportGroups decider;
-    private final GroupCommit<Entry, List<ItemResult<EngineCommand.Ack>>> groups = new GroupCommit<>(4, 128, this::run);
+    private final ReportGroups groups;
 
-    AckBatches(DatabaseClient db, BatchStore store, ReportGroups decider) {
+    AckBatches(DatabaseClient db, BatchStore store, ReportGroups groups) {
         this.db = db;
         this.store = store;
-        this.decider = decider;
+        this.groups = groups;
     }
 
-    /** Runs in a transaction of its own (grouped with concurrent requests) and answers per item. */
+    /**
+     * In a transaction of its own, decided together with concurrent requests' reports ({@link
+     * ReportGroups}); per item its answer or problem. The commands' leases are looked up before:
+     * a command never changes lease or incarnation.
+     */
     Mono<List<ItemResult<EngineCommand.Ack>>> acks(UUID incarnationId, List<AckItem> items, String actor) {
-        return groups.submit(new Entry(incarnationId, List.copyOf(items), actor));
-    }
-
-    private Mono<List<List<ItemResult<EngineCommand.Ack>>>> run(List<Entry> entries) {
-        List<UUID> commandIds = entries.stream()
-                .flatMap(e -> e.items().stream().map(AckItem::commandId))
-                .distinct()
-                .toList();
-        return leasesOf(commandIds).flatMap(byCommand -> {
-            List<Unit> units = new ArrayList<>();
-            entries.forEach(e -> e.items().forEach(i -> units.add(new Unit(e, i, lease(byCommand, e, i)))));
-            return decider.commit(
+        return leasesOf(items.stream().map(AckItem::commandId).distinct().toList())
+                .flatMap(byCommand -> {
+                    List<Unit> units = items.stream()
+                            .map(i -> new Unit(i, lease(byCommand, incarnationId, i)))
+                            .toList();
+                    return groups.submit(
                             units.stream()
                                     .map(Unit::leaseId)
                                     .filter(Objects::nonNull)
                                     .toList(),
-                            leases -> store.lockBlocks(wanted(units, leases)).map(hits -> grouped(units, hits)))
-                    .map(results -> answers(entries, units, results));
-        });
+                            leases -> store.lockBlocks(wanted(units, leases))
+                                    .map(hits -> grouped(incarnationId, units, hits, actor)));
+                })
+                .map(results -> IntStream.range(0, items.size())
+                        .mapToObj(i -> answer(results.get(i), items.get(i).commandId()))
+                        .toList());
     }
 
     /** Each command's lease and incarnation. */
@@ -77,9 +75,9 @@ class AckBatches {
                 .collectMap(Map.Entry::getKey, Map.Entry::getValue);
     }
 
-    private static @Nullable UUID lease(Map<UUID, Map.Entry<UUID, UUID>> byCommand, Entry e, AckItem item) {
+    private static @Nullable UUID lease(Map<UUID, Map.Entry<UUID, UUID>> byCommand, UUID incarnationId, AckItem item) {
         Map.Entry<UUID, UUID> c = byCommand.get(item.commandId());
-        return c != null && c.getValue().equals(e.incarnationId()) ? c.getKey() : null;
+        return c != null && c.getValue().equals(incarnationId) ? c.getKey() : null;
     }
 
     /** The blocks each acknowledged PIN needs at their slots, numbered by unit. */
@@ -101,37 +99,24 @@ class AckBatches {
         return wanted;
     }
 
-    private static List<ReportGroups.Grouped> grouped(List<Unit> units, Map<Integer, Long> hits) {
+    private static List<ReportGroups.Grouped> grouped(
+            UUID incarnationId, List<Unit> units, Map<Integer, Long> hits, String actor) {
         List<ReportGroups.Grouped> grouped = new ArrayList<>(units.size());
         for (int i = 0; i < units.size(); i++) {
-            Unit u = units.get(i);
+            AckItem item = units.get(i).item();
             long blocks = hits.getOrDefault(i, 0L);
             grouped.add(new ReportGroups.Grouped(
-                    u.leaseId(),
-                    u.entry().actor(),
+                    units.get(i).leaseId(),
+                    actor,
                     lease -> Mono.just(new LeaseReport.Ack(
-                            u.entry().incarnationId(),
-                            u.item().commandId(),
-                            u.item().ok(),
-                            u.item().detail(),
+                            incarnationId,
+                            item.commandId(),
+                            item.ok(),
+                            item.detail(),
                             blocks == lease.row().fetchBlocks())),
-                    () -> LeaseProblems.noSuchCommand(u.item().commandId())));
+                    () -> LeaseProblems.noSuchCommand(item.commandId())));
         }
-        return List.copyOf(grouped);
-    }
-
-    private static List<List<ItemResult<EngineCommand.Ack>>> answers(
-            List<Entry> entries, List<Unit> units, List<ItemResult<LeaseDecision>> results) {
-        List<List<ItemResult<EngineCommand.Ack>>> out = new ArrayList<>();
-        int next = 0;
-        for (Entry e : entries) {
-            List<ItemResult<EngineCommand.Ack>> answers = new ArrayList<>();
-            for (int k = 0; k < e.items().size(); k++, next++) {
-                answers.add(answer(results.get(next), units.get(next).item().commandId()));
-            }
-            out.add(answers);
-        }
-        return out;
+        return grouped;
     }
 
     private static ItemResult<EngineCommand.Ack> answer(ItemResult<LeaseDecision> r, UUID commandId) {

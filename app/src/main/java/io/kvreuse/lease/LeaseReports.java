@@ -17,9 +17,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * The target engine's reports (destination, commit, abort) and quiescence evidence, one or many at
- * a time. Concurrent requests are decided together ({@link GroupCommit}): one transaction locks
- * their leases, decides each report in arrival order as if it were sent alone, writes every
- * decision at once and answers each from its decided lease. Another engine's lease answers 404; a
+ * a time, decided together with concurrent requests' reports ({@link ReportGroups}) and each
+ * answered from its decided lease. Another engine's lease answers 404; a
  * stale reporter epoch 409 {@code stale-epoch}; a lease made under epochs that are no longer
  * current 409 {@code lease-fenced}. Should an allocation overlap a held slot range (which fails the
  * statement), the group's requests are sent again alone, and a batch's items one by one.
@@ -27,40 +26,23 @@ import reactor.core.publisher.Mono;
 @Service
 class LeaseReports {
 
-    /** One request's reports: a single report, or a batch's items in order. */
-    private record Entry(List<ReportGroups.Grouped> reports) {}
-
     private final PartyChecks parties;
     private final LeaseMetrics metrics;
     private final Incarnations incarnations;
     private final DestinationRegions regions;
-    private final GroupCommit<Entry, List<ItemResult<LeaseDecision>>> groups;
+    private final ReportGroups groups;
 
     LeaseReports(
             PartyChecks parties,
             LeaseMetrics metrics,
             Incarnations incarnations,
             DestinationRegions regions,
-            ReportGroups decider) {
+            ReportGroups groups) {
         this.parties = parties;
         this.metrics = metrics;
         this.incarnations = incarnations;
         this.regions = regions;
-        this.groups = new GroupCommit<>(4, 128, entries -> {
-            List<ReportGroups.Grouped> all =
-                    entries.stream().flatMap(e -> e.reports().stream()).toList();
-            return decider.commit(
-                            all.stream().map(ReportGroups.Grouped::leaseId).toList(), locked -> Mono.just(all))
-                    .map(results -> split(entries, results));
-        });
-    }
-
-    private static List<List<ItemResult<LeaseDecision>>> split(
-            List<Entry> entries, List<ItemResult<LeaseDecision>> results) {
-        int[] from = {0};
-        return entries.stream()
-                .map(e -> results.subList(from[0], from[0] += e.reports().size()))
-                .toList();
+        this.groups = groups;
     }
 
     /** Destinations of many leases of one target incarnation, in order, as if each were sent alone. */
@@ -105,11 +87,11 @@ class LeaseReports {
                                     ? Mono.just(reports.apply(i))
                                     : Mono.error(LeaseProblems.noSuchLease(ids.get(i)))))
                     .toList();
-            return groups.submit(new Entry(items))
+            return groups.submit(items)
                     .onErrorResume(
                             DataIntegrityViolationException.class,
                             e -> Flux.fromIterable(items)
-                                    .concatMap(g -> groups.submit(new Entry(List.of(g)))
+                                    .concatMap(g -> groups.submit(List.of(g))
                                             .map(List::getFirst)
                                             .onErrorResume(
                                                     DataIntegrityViolationException.class,
@@ -193,7 +175,7 @@ class LeaseReports {
      * lease is answered as the decision left it, which is what the transaction wrote.
      */
     private Mono<LeaseView> single(UUID id, ApiPrincipal p, Function<LeaseRow, Mono<LeaseReport>> report) {
-        return groups.submit(new Entry(List.of(grouped(id, p, report))))
+        return groups.submit(List.of(grouped(id, p, report)))
                 .map(results -> ReportGroups.answer(results.getFirst(), d -> LeaseView.of(d.after()))
                         .orThrow());
     }

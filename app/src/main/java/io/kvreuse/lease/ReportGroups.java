@@ -5,10 +5,12 @@ import io.kvreuse.error.KvReuseException;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Function;
@@ -20,18 +22,27 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * Decides a group of reports together: their leases locked at once in id order, each report decided
- * in order by the lease decider on its lease as the earlier ones left it (as if each were sent
- * alone), and every decision written with one set-based write. Each report is answered with its
- * decision, or the problem that refused it before the decider saw it.
+ * Decides reports in groups: the reports of concurrent requests (destinations, commits, aborts,
+ * quiescence, command acknowledgements, part reports; single or batched) go into one {@link
+ * GroupCommit}, and one transaction locks all their leases in id order, decides each report in
+ * arrival order on its lease as the earlier ones left it (as if each were sent alone), writes every
+ * decision with one set-based write and commits; their metric events are counted then. Each
+ * report is answered with its decision, or the problem that refused it before the decider saw it.
  */
 @Component
 class ReportGroups {
+
+    /** Concurrent groups at most, and requests in one group (a batch is one request). */
+    static final int WRITERS = 4;
+
+    static final int MAX_GROUP = 64;
 
     private final LeaseAggregates aggregates;
     private final LeaseWriter writer;
     private final TransactionalOperator tx;
     private final Clock clock;
+    private final GroupCommit<Request, List<ItemResult<LeaseDecision>>> groups =
+            new GroupCommit<>(WRITERS, MAX_GROUP, this::run);
 
     ReportGroups(LeaseAggregates aggregates, LeaseWriter writer, TransactionalOperator tx, Clock clock) {
         this.aggregates = aggregates;
@@ -41,9 +52,9 @@ class ReportGroups {
     }
 
     /**
-     * One report of a group on lease {@code leaseId} ({@code unknown} when it is null or not found):
-     * {@code report} checks the reporter on the lease as it is by then and builds the report; its
-     * {@link KvReuseException} is the report's problem and changes nothing.
+     * One report on lease {@code leaseId} ({@code unknown} when it is null or not found): {@code
+     * report} checks the reporter on the lease as it is by then and builds the report; its {@link
+     * KvReuseException} is the report's problem and changes nothing.
      */
     record Grouped(
             @Nullable UUID leaseId,
@@ -51,24 +62,51 @@ class ReportGroups {
             Function<LeaseAggregate, Mono<LeaseReport>> report,
             Supplier<KvReuseException> unknown) {}
 
-    /** In a transaction of its own; the decisions' metric events are counted once it committed. */
-    Mono<List<ItemResult<LeaseDecision>>> commit(
-            Collection<UUID> leaseIds, Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {
-        return written(leaseIds, reports).as(tx::transactional).doOnNext(r -> writer.published(decisions(r)));
+    /** One request: its leases, and its reports built on them once they are locked. */
+    private record Request(
+            Collection<UUID> leaseIds, Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {}
+
+    /** One request's reports, decided in the next group; per report, its decision or problem. */
+    Mono<List<ItemResult<LeaseDecision>>> submit(List<Grouped> reports) {
+        List<UUID> ids =
+                reports.stream().map(Grouped::leaseId).filter(Objects::nonNull).toList();
+        return submit(ids, locked -> Mono.just(reports));
     }
 
-    /** Call inside a transaction; the decisions' metric events are counted once they are written. */
-    Mono<List<ItemResult<LeaseDecision>>> decide(
+    /** As {@link #submit(List)}, with the reports built on the locked leases (of {@code leaseIds}). */
+    Mono<List<ItemResult<LeaseDecision>>> submit(
             Collection<UUID> leaseIds, Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {
-        return written(leaseIds, reports).doOnNext(r -> writer.published(decisions(r)));
+        return groups.submit(new Request(leaseIds, reports));
+    }
+
+    private Mono<List<List<ItemResult<LeaseDecision>>>> run(List<Request> requests) {
+        List<UUID> ids = requests.stream().flatMap(r -> r.leaseIds().stream()).toList();
+        List<Integer> sizes = new ArrayList<>();
+        return decide(
+                        ids,
+                        locked -> Flux.fromIterable(requests)
+                                .concatMap(r -> r.reports().apply(locked))
+                                .doOnNext(built -> sizes.add(built.size()))
+                                .flatMapIterable(built -> built)
+                                .collectList())
+                .as(tx::transactional)
+                .doOnNext(results -> writer.published(decisions(results)))
+                .map(results -> {
+                    List<List<ItemResult<LeaseDecision>>> split = new ArrayList<>();
+                    int from = 0;
+                    for (int size : sizes) {
+                        split.add(results.subList(from, from += size));
+                    }
+                    return split;
+                });
     }
 
     /**
-     * Locks the leases, builds the reports on them, decides and writes. The write uses the same
-     * {@code now} as the decisions (in microseconds, as PostgreSQL keeps it), so a decision's lease
-     * is the lease as stored.
+     * Call inside a transaction: locks the leases, builds the reports on them, decides and writes.
+     * The write uses the decisions' {@code now}, in microseconds as PostgreSQL keeps it, so a
+     * decision's lease is the lease as stored. The metric events are the caller's to count.
      */
-    private Mono<List<ItemResult<LeaseDecision>>> written(
+    Mono<List<ItemResult<LeaseDecision>>> decide(
             Collection<UUID> leaseIds, Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {
         Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
         return aggregates

@@ -11,39 +11,23 @@ import reactor.core.publisher.Mono;
  * The node agent's side of leases, handed over by {@code orders} (the agent's HTTP edge): order
  * claims and part reports, any number at once, decided by the lease decider on the locked leases
  * with their orders and parts, and written by the set-based writer — the order and part rows are
- * the lease's. Concurrent part reports are decided together in one transaction ({@link
- * GroupCommit}).
+ * the lease's. Part reports are decided together with concurrent requests' reports ({@link
+ * ReportGroups}).
  */
 @Component
 class TransferReports {
 
-    /** One request's part reports, each on the lease of the same index. */
-    private record Entry(List<UUID> leaseIds, List<LeaseReport.Part> reports, String actor) {}
+    private final ReportGroups groups;
+    private final LeaseWriter writer;
 
-    private final ReportGroups decider;
-    private final GroupCommit<Entry, List<ItemResult<LeaseDecision>>> groups;
-
-    TransferReports(ReportGroups decider) {
-        this.decider = decider;
-        this.groups = new GroupCommit<>(4, 128, entries -> {
-            List<ReportGroups.Grouped> all = entries.stream()
-                    .flatMap(e -> grouped(e.leaseIds(), e.reports(), e.actor()).stream())
-                    .toList();
-            return decider.commit(
-                            all.stream().map(ReportGroups.Grouped::leaseId).toList(), l -> Mono.just(all))
-                    .map(results -> {
-                        int[] from = {0};
-                        return entries.stream()
-                                .map(e -> results.subList(
-                                        from[0], from[0] += e.leaseIds().size()))
-                                .toList();
-                    });
-        });
+    TransferReports(ReportGroups groups, LeaseWriter writer) {
+        this.groups = groups;
+        this.writer = writer;
     }
 
-    /** In a transaction of its own: per report, the lease's state after it, or its problem. */
+    /** In a transaction of its own (a group's): per report, the lease's state after it, or its problem. */
     Mono<List<ItemResult<LeaseState>>> parts(List<UUID> leaseIds, List<LeaseReport.Part> reports, String actor) {
-        return groups.submit(new Entry(leaseIds, reports, actor)).map(TransferReports::states);
+        return groups.submit(grouped(leaseIds, reports, actor)).map(TransferReports::states);
     }
 
     /**
@@ -55,7 +39,9 @@ class TransferReports {
                 .<LeaseReport>map(id -> new LeaseReport.OrderClaimed())
                 .toList();
         List<ReportGroups.Grouped> all = grouped(leaseIds, claims, actor);
-        return decider.decide(leaseIds, l -> Mono.just(all)).map(TransferReports::states);
+        return groups.decide(leaseIds, l -> Mono.just(all))
+                .doOnNext(r -> writer.published(ReportGroups.decisions(r)))
+                .map(TransferReports::states);
     }
 
     private static List<ReportGroups.Grouped> grouped(
