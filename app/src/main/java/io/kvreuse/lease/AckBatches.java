@@ -6,7 +6,6 @@ import io.kvreuse.lease.LeaseAggregate.CommandType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.UUID;
 import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
@@ -26,9 +25,6 @@ class AckBatches {
 
     record AckItem(UUID commandId, boolean ok, @Nullable String detail) {}
 
-    /** One acknowledgement, with the lease of its command (null: unknown to the incarnation). */
-    private record Unit(AckItem item, @Nullable UUID leaseId) {}
-
     private final DatabaseClient db;
     private final BatchStore store;
     private final ReportGroups groups;
@@ -41,54 +37,41 @@ class AckBatches {
 
     /**
      * In a transaction of its own, decided together with concurrent requests' reports ({@link
-     * ReportGroups}); per item its answer or problem. The commands' leases are looked up before:
-     * a command never changes lease or incarnation.
+     * ReportGroups}); per item its answer or problem. The commands' leases are looked up first: a
+     * command never changes lease or incarnation.
      */
     Mono<List<ItemResult<EngineCommand.Ack>>> acks(UUID incarnationId, List<AckItem> items, String actor) {
-        return leasesOf(items.stream().map(AckItem::commandId).distinct().toList())
-                .flatMap(byCommand -> {
-                    List<Unit> units = items.stream()
-                            .map(i -> new Unit(i, lease(byCommand, incarnationId, i)))
-                            .toList();
-                    return groups.submit(
-                            units.stream()
-                                    .map(Unit::leaseId)
-                                    .filter(Objects::nonNull)
-                                    .toList(),
-                            leases -> store.lockBlocks(wanted(units, leases))
-                                    .map(hits -> grouped(incarnationId, units, hits, actor)));
-                })
+        return leasesOf(
+                        incarnationId,
+                        items.stream().map(AckItem::commandId).distinct().toList())
+                .flatMap(byCommand -> groups.submit(
+                        byCommand.values(),
+                        leases -> store.lockBlocks(wanted(items, byCommand, leases))
+                                .map(hits -> grouped(incarnationId, items, byCommand, hits, actor))))
                 .map(results -> IntStream.range(0, items.size())
                         .mapToObj(i -> answer(results.get(i), items.get(i).commandId()))
                         .toList());
     }
 
-    /** Each command's lease and incarnation. */
-    private Mono<Map<UUID, Map.Entry<UUID, UUID>>> leasesOf(List<UUID> commandIds) {
-        return db.sql("SELECT command_id, lease_id, incarnation_id FROM engine_command"
-                        + " WHERE command_id = ANY(CAST(:ids AS UUID[]))")
+    /** The lease of each of the incarnation's commands; another incarnation's command is unknown here. */
+    private Mono<Map<UUID, UUID>> leasesOf(UUID incarnationId, List<UUID> commandIds) {
+        return db.sql("SELECT command_id, lease_id FROM engine_command"
+                        + " WHERE command_id = ANY(CAST(:ids AS UUID[])) AND incarnation_id = :inc")
                 .bind("ids", BatchStore.ids(commandIds))
-                .map((r, m) -> Map.entry(
-                        r.get("command_id", UUID.class),
-                        Map.entry(r.get("lease_id", UUID.class), r.get("incarnation_id", UUID.class))))
+                .bind("inc", incarnationId)
+                .map((r, m) -> Map.entry(r.get("command_id", UUID.class), r.get("lease_id", UUID.class)))
                 .all()
                 .collectMap(Map.Entry::getKey, Map.Entry::getValue);
     }
 
-    private static @Nullable UUID lease(Map<UUID, Map.Entry<UUID, UUID>> byCommand, UUID incarnationId, AckItem item) {
-        Map.Entry<UUID, UUID> c = byCommand.get(item.commandId());
-        return c != null && c.getValue().equals(incarnationId) ? c.getKey() : null;
-    }
-
-    /** The blocks each acknowledged PIN needs at their slots, numbered by unit. */
-    private static List<BatchStore.WantedBlock> wanted(List<Unit> units, Map<UUID, LeaseAggregate> leases) {
+    /** The blocks each acknowledged PIN needs at their slots, numbered by item. */
+    private static List<BatchStore.WantedBlock> wanted(
+            List<AckItem> items, Map<UUID, UUID> byCommand, Map<UUID, LeaseAggregate> leases) {
         List<BatchStore.WantedBlock> wanted = new ArrayList<>();
-        for (int i = 0; i < units.size(); i++) {
-            LeaseAggregate lease = units.get(i).leaseId() == null
-                    ? null
-                    : leases.get(units.get(i).leaseId());
-            Command c = lease == null ? null : lease.command(units.get(i).item().commandId());
-            if (c != null && c.type() == CommandType.PIN && units.get(i).item().ok()) {
+        for (int i = 0; i < items.size(); i++) {
+            LeaseAggregate lease = leases.get(byCommand.get(items.get(i).commandId()));
+            Command c = lease == null ? null : lease.command(items.get(i).commandId());
+            if (c != null && c.type() == CommandType.PIN && items.get(i).ok()) {
                 int[] slots = lease.row().sourceSlots();
                 long[] hashes = lease.row().seqHashes();
                 for (int b = 0; b < hashes.length; b++) {
@@ -100,23 +83,23 @@ class AckBatches {
     }
 
     private static List<ReportGroups.Grouped> grouped(
-            UUID incarnationId, List<Unit> units, Map<Integer, Long> hits, String actor) {
-        List<ReportGroups.Grouped> grouped = new ArrayList<>(units.size());
-        for (int i = 0; i < units.size(); i++) {
-            AckItem item = units.get(i).item();
-            long blocks = hits.getOrDefault(i, 0L);
-            grouped.add(new ReportGroups.Grouped(
-                    units.get(i).leaseId(),
-                    actor,
-                    lease -> Mono.just(new LeaseReport.Ack(
-                            incarnationId,
-                            item.commandId(),
-                            item.ok(),
-                            item.detail(),
-                            blocks == lease.row().fetchBlocks())),
-                    () -> LeaseProblems.noSuchCommand(item.commandId())));
-        }
-        return grouped;
+            UUID incarnationId, List<AckItem> items, Map<UUID, UUID> byCommand, Map<Integer, Long> hits, String actor) {
+        return IntStream.range(0, items.size())
+                .mapToObj(i -> {
+                    AckItem item = items.get(i);
+                    long blocks = hits.getOrDefault(i, 0L);
+                    return new ReportGroups.Grouped(
+                            byCommand.get(item.commandId()),
+                            actor,
+                            lease -> Mono.just(new LeaseReport.Ack(
+                                    incarnationId,
+                                    item.commandId(),
+                                    item.ok(),
+                                    item.detail(),
+                                    blocks == lease.row().fetchBlocks())),
+                            () -> LeaseProblems.noSuchCommand(item.commandId()));
+                })
+                .toList();
     }
 
     private static ItemResult<EngineCommand.Ack> answer(ItemResult<LeaseDecision> r, UUID commandId) {

@@ -84,6 +84,7 @@ final class GroupCommit<I, O> {
     /** Runs the group and answers each of its requests; never fails itself. */
     private Mono<Void> run(List<Pending<I, O>> group) {
         return Mono.defer(() -> run.apply(group.stream().map(Pending::input).toList()))
+                .switchIfEmpty(Mono.error(() -> new IllegalStateException("a group answered nothing")))
                 .doOnNext(outputs -> {
                     for (int i = 0; i < group.size(); i++) {
                         group.get(i).done().success(outputs.get(i));

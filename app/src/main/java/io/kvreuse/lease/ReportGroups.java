@@ -15,6 +15,7 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.reactive.TransactionalOperator;
@@ -82,7 +83,7 @@ class ReportGroups {
     private Mono<List<List<ItemResult<LeaseDecision>>>> run(List<Request> requests) {
         List<UUID> ids = requests.stream().flatMap(r -> r.leaseIds().stream()).toList();
         List<Integer> sizes = new ArrayList<>();
-        return decide(
+        return written(
                         ids,
                         locked -> Flux.fromIterable(requests)
                                 .concatMap(r -> r.reports().apply(locked))
@@ -101,12 +102,19 @@ class ReportGroups {
                 });
     }
 
+    /** Call inside a transaction: the reports decided on their locked leases, written and counted. */
+    Mono<List<ItemResult<LeaseDecision>>> decide(List<Grouped> reports) {
+        List<UUID> ids =
+                reports.stream().map(Grouped::leaseId).filter(Objects::nonNull).toList();
+        return written(ids, locked -> Mono.just(reports)).doOnNext(r -> writer.published(decisions(r)));
+    }
+
     /**
-     * Call inside a transaction: locks the leases, builds the reports on them, decides and writes.
-     * The write uses the decisions' {@code now}, in microseconds as PostgreSQL keeps it, so a
-     * decision's lease is the lease as stored. The metric events are the caller's to count.
+     * Locks the leases, builds the reports on them, decides and writes. The write uses the
+     * decisions' {@code now}, in microseconds as PostgreSQL keeps it, so a decision's lease is the
+     * lease as stored.
      */
-    Mono<List<ItemResult<LeaseDecision>>> decide(
+    private Mono<List<ItemResult<LeaseDecision>>> written(
             Collection<UUID> leaseIds, Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {
         Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
         return aggregates
@@ -134,6 +142,17 @@ class ReportGroups {
                     return ItemResult.ok(d);
                 })
                 .onErrorResume(KvReuseException.class, e -> Mono.just(ItemResult.failed(e)));
+    }
+
+    /** Reports that need no check beyond their lease's existence: {@code reports.get(i)} on lease {@code leaseIds.get(i)}. */
+    static List<Grouped> unchecked(List<UUID> leaseIds, List<? extends LeaseReport> reports, String actor) {
+        return IntStream.range(0, leaseIds.size())
+                .mapToObj(i -> new Grouped(
+                        leaseIds.get(i),
+                        actor,
+                        lease -> Mono.just(reports.get(i)),
+                        () -> LeaseProblems.noSuchLease(leaseIds.get(i))))
+                .toList();
     }
 
     /** The decisions of a group's results (a report refused before the decider has none). */
