@@ -8,11 +8,13 @@ import io.kvreuse.support.LeaseWorld;
 import io.kvreuse.support.TestTokens;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -63,13 +65,25 @@ class GroupedReportsIntegrationTests {
     @Test
     void concurrentSingleReportsEndLikeTheSameReportsSentOneAfterTheOther() throws Exception {
         String alone = w.propose();
-        lifecycle(List.of(alone), 1);
+        List<String> sequential = lifecycle(List.of(alone), 1).get(alone);
+        // one rank after the other: the first PIN leaves the lease PROPOSED, the second pins it
+        assertThat(sequential)
+                .containsExactlyInAnyOrder(
+                        "destination PROPOSED",
+                        "PIN PROPOSED",
+                        "PIN SOURCE_PINNED",
+                        "part DELIVERED",
+                        "part TRANSFERRING",
+                        "commit RELEASING",
+                        "UNPIN RELEASED",
+                        "UNPIN RELEASING");
         List<String> leases = new ArrayList<>();
         for (int i = 0; i < LEASES; i++) {
             leases.add(w.propose());
         }
-        lifecycle(leases, LEASES);
+        Map<String, List<String>> concurrent = lifecycle(leases, LEASES);
         for (String l : leases) {
+            assertThat(concurrent.get(l)).as("answers of " + l).isEqualTo(sequential);
             assertThat(w.lease(l)).containsEntry("state", "RELEASED").containsEntry("outcome", "COMMITTED");
             assertThat(audit(l)).isEqualTo(audit(alone)).isNotEmpty();
         }
@@ -77,9 +91,14 @@ class GroupedReportsIntegrationTests {
         assertThat(heldSlotRuns()).isZero();
     }
 
-    /** Every step of the leases' lifecycle, each report its own request, all of a step at once. */
-    private void lifecycle(List<String> leases, int threads) throws Exception {
+    /**
+     * Every step of the leases' lifecycle, each report its own request, all of a step at once.
+     * Answers per lease the lease state each report answered, with its step, sorted.
+     */
+    private Map<String, List<String>> lifecycle(List<String> leases, int threads) throws Exception {
         Set<String> set = new HashSet<>(leases);
+        Map<String, List<String>> answered = new TreeMap<>();
+        leases.forEach(l -> answered.put(l, new ArrayList<>()));
         long targetEpoch = w.epoch(w.target);
         List<Callable<EntityExchangeResult<Map<String, Object>>>> destinations = new ArrayList<>();
         for (int i = 0; i < leases.size(); i++) {
@@ -90,13 +109,17 @@ class GroupedReportsIntegrationTests {
             assertAsStored(r.getResponseBody(), "PROPOSED");
             assertThat((List<?>) r.getResponseBody().get("destinations")).hasSize(w.tp);
             assertThat((List<?>) r.getResponseBody().get("pins")).isEmpty();
+            answered.get((String) r.getResponseBody().get("leaseId")).add("destination PROPOSED");
         }
         // both ranks' PINs of a lease are acknowledged at the same time
         List<EntityExchangeResult<Map<String, Object>>> pins = race(threads, acks(set, "PIN"));
         assertThat(pins).allSatisfy(r -> assertThat(r.getResponseBody()).containsEntry("held", true));
+        pins.forEach(r -> answer(answered, r.getResponseBody(), "PIN"));
         assertThat(leases).allSatisfy(l -> assertThat(w.state(l)).isEqualTo("SOURCE_PINNED"));
         List<Callable<EntityExchangeResult<Map<String, Object>>>> parts = new ArrayList<>();
+        Map<Object, String> leaseOfOrder = new LinkedHashMap<>();
         for (Map<String, Object> o : ordersOf(set)) {
+            leaseOfOrder.put(o.get("orderId"), (String) o.get("leaseId"));
             for (Object p : (List<?>) o.get("parts")) {
                 Map<?, ?> part = (Map<?, ?>) p;
                 parts.add(() -> exchange(w.part(
@@ -106,8 +129,12 @@ class GroupedReportsIntegrationTests {
                         ((Number) part.get("bytes")).longValue())));
             }
         }
-        assertThat(race(threads, parts))
-                .allSatisfy(r -> assertThat(r.getStatus().value()).isEqualTo(200));
+        for (EntityExchangeResult<Map<String, Object>> r : race(threads, parts)) {
+            assertThat(r.getStatus().value()).isEqualTo(200);
+            assertThat(r.getResponseBody()).containsEntry("state", "DONE");
+            answered.get(leaseOfOrder.get(r.getResponseBody().get("orderId")))
+                    .add("part " + r.getResponseBody().get("leaseState"));
+        }
         assertThat(leases).allSatisfy(l -> assertThat(w.state(l)).isEqualTo("DELIVERED"));
         List<Callable<EntityExchangeResult<Map<String, Object>>>> commits = new ArrayList<>();
         leases.forEach(l -> commits.add(() -> exchange(w.fleet.postRaw(
@@ -118,8 +145,16 @@ class GroupedReportsIntegrationTests {
             assertThat(r.getStatus().value()).isEqualTo(200);
             assertAsStored(r.getResponseBody(), "RELEASING");
             assertThat(r.getResponseBody()).containsEntry("committedBlocks", 8).containsEntry("outcome", "COMMITTED");
+            answered.get((String) r.getResponseBody().get("leaseId")).add("commit RELEASING");
         }
-        race(threads, acks(set, "UNPIN"));
+        race(threads, acks(set, "UNPIN")).forEach(r -> answer(answered, r.getResponseBody(), "UNPIN"));
+        answered.values().forEach(Collections::sort);
+        return answered;
+    }
+
+    private static void answer(Map<String, List<String>> answered, Map<String, Object> ack, String type) {
+        assertThat(ack).containsEntry("type", type).containsEntry("duplicate", false);
+        answered.get((String) ack.get("leaseId")).add(type + " " + ack.get("leaseState"));
     }
 
     @Test
