@@ -156,7 +156,7 @@ class ReportGroups {
     }
 
     /** The decisions of a group's results (a report refused before the decider has none). */
-    static List<LeaseDecision> decisions(List<ItemResult<LeaseDecision>> results) {
+    private static List<LeaseDecision> decisions(List<ItemResult<LeaseDecision>> results) {
         return results.stream()
                 .filter(r -> r.error() == null)
                 .map(ItemResult::orThrow)
