@@ -4,14 +4,11 @@ import io.kvreuse.bank.BlockPins;
 import io.kvreuse.error.ItemResult;
 import io.kvreuse.lease.LeaseAggregate.Command;
 import io.kvreuse.lease.LeaseAggregate.CommandType;
-import java.time.Clock;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 import java.util.UUID;
+import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
@@ -19,42 +16,42 @@ import reactor.core.publisher.Mono;
 
 /**
  * Acknowledgements of one incarnation's commands, any number at once: their leases locked and read
- * together, the blocks of acknowledged PINs locked, each acknowledgement decided in order on the
- * lease as the earlier ones left it, and everything written with one statement per kind of change.
- * Each item is answered as if it had been sent alone. Call inside a transaction.
+ * (with concurrent requests' reports, {@link ReportGroups}), the blocks of acknowledged PINs
+ * locked, each acknowledgement decided in order on the lease as the earlier ones left it, and
+ * everything written with one statement per kind of change. Each item is answered as if it had
+ * been sent alone; a command of another incarnation is unknown to it.
  */
 @Component
 class AckBatches {
 
-    private final DatabaseClient db;
-    private final LeaseAggregates aggregates;
-    private final BlockPins pins;
-    private final LeaseWriter writer;
-    private final Clock clock;
-
-    AckBatches(DatabaseClient db, LeaseAggregates aggregates, BlockPins pins, LeaseWriter writer, Clock clock) {
-        this.db = db;
-        this.aggregates = aggregates;
-        this.pins = pins;
-        this.writer = writer;
-        this.clock = clock;
-    }
-
     record AckItem(UUID commandId, boolean ok, @Nullable String detail) {}
 
-    /** Per item its answer (or problem), and the decisions to count once the transaction committed. */
-    record Decided(List<ItemResult<EngineCommand.Ack>> results, List<LeaseDecision> decisions) {}
+    private final DatabaseClient db;
+    private final BlockPins pins;
+    private final ReportGroups groups;
 
-    Mono<Decided> acks(UUID incarnationId, List<AckItem> items, String actor) {
-        Instant now = clock.instant();
-        List<UUID> commandIds =
-                items.stream().map(AckItem::commandId).distinct().toList();
-        return leasesOf(incarnationId, commandIds)
-                .flatMap(byCommand -> aggregates
-                        .lock(new TreeSet<>(byCommand.values()))
-                        .flatMap(leases -> pins.lock(wanted(items, byCommand, leases))
-                                .map(hits -> decide(incarnationId, items, byCommand, leases, hits, actor, now)))
-                        .flatMap(d -> writer.write(d.decisions(), now).thenReturn(d)));
+    AckBatches(DatabaseClient db, BlockPins pins, ReportGroups groups) {
+        this.db = db;
+        this.pins = pins;
+        this.groups = groups;
+    }
+
+    /**
+     * In a transaction of its own, decided together with concurrent requests' reports ({@link
+     * ReportGroups}); per item its answer or problem. The commands' leases are looked up first: a
+     * command never changes lease or incarnation.
+     */
+    Mono<List<ItemResult<EngineCommand.Ack>>> acks(UUID incarnationId, List<AckItem> items, String actor) {
+        return leasesOf(
+                        incarnationId,
+                        items.stream().map(AckItem::commandId).distinct().toList())
+                .flatMap(byCommand -> groups.submit(
+                        byCommand.values(),
+                        leases -> pins.lock(wanted(items, byCommand, leases))
+                                .map(hits -> grouped(incarnationId, items, byCommand, hits, actor))))
+                .map(results -> IntStream.range(0, items.size())
+                        .mapToObj(i -> answer(results.get(i), items.get(i).commandId()))
+                        .toList());
     }
 
     /** The lease of each of the incarnation's commands; another incarnation's command is unknown here. */
@@ -87,41 +84,37 @@ class AckBatches {
         return wanted;
     }
 
-    private static Decided decide(
-            UUID incarnationId,
-            List<AckItem> items,
-            Map<UUID, UUID> byCommand,
-            Map<UUID, LeaseAggregate> leases,
-            Map<Integer, Long> hits,
-            String actor,
-            Instant now) {
-        Map<UUID, LeaseAggregate> current = new HashMap<>(leases);
-        List<ItemResult<EngineCommand.Ack>> results = new ArrayList<>();
-        List<LeaseDecision> decisions = new ArrayList<>();
-        for (int i = 0; i < items.size(); i++) {
-            AckItem item = items.get(i);
-            UUID leaseId = byCommand.get(item.commandId());
-            LeaseAggregate lease = leaseId == null ? null : current.get(leaseId);
-            if (lease == null) {
-                results.add(ItemResult.failed(LeaseProblems.noSuchCommand(item.commandId())));
-                continue;
-            }
-            boolean blocks = hits.getOrDefault(i, 0L) == lease.row().fetchBlocks();
-            LeaseReport.Ack ack =
-                    new LeaseReport.Ack(incarnationId, item.commandId(), item.ok(), item.detail(), blocks);
-            LeaseDecision d = LeaseDecider.decide(lease, ack, actor, now);
-            current.put(leaseId, d.after());
-            decisions.add(d);
-            results.add(answer(lease.command(item.commandId()), leaseId, d));
-        }
-        return new Decided(results, decisions);
+    private static List<ReportGroups.Grouped> grouped(
+            UUID incarnationId, List<AckItem> items, Map<UUID, UUID> byCommand, Map<Integer, Long> hits, String actor) {
+        return IntStream.range(0, items.size())
+                .mapToObj(i -> {
+                    AckItem item = items.get(i);
+                    long blocks = hits.getOrDefault(i, 0L);
+                    return new ReportGroups.Grouped(
+                            byCommand.get(item.commandId()),
+                            actor,
+                            lease -> Mono.just(new LeaseReport.Ack(
+                                    incarnationId,
+                                    item.commandId(),
+                                    item.ok(),
+                                    item.detail(),
+                                    blocks == lease.row().fetchBlocks())),
+                            () -> LeaseProblems.noSuchCommand(item.commandId()));
+                })
+                .toList();
     }
 
-    private static ItemResult<EngineCommand.Ack> answer(@Nullable Command c, UUID leaseId, LeaseDecision d) {
-        if (c == null || d.problem() != null) {
-            return ItemResult.failed(d.problem() == null ? LeaseProblems.noSuchLease(leaseId) : d.problem());
+    private static ItemResult<EngineCommand.Ack> answer(ItemResult<LeaseDecision> r, UUID commandId) {
+        if (r.error() != null) {
+            return ItemResult.failed(r.error());
         }
-        return ItemResult.ok(
-                new EngineCommand.Ack(c.commandId(), c.type().name(), leaseId, d.state(), d.held(), d.duplicate()));
+        LeaseDecision d = r.orThrow();
+        LeaseRow row = d.after().row();
+        Command c = d.after().command(commandId);
+        if (c == null || d.problem() != null) {
+            return ItemResult.failed(d.problem() == null ? LeaseProblems.noSuchLease(row.leaseId()) : d.problem());
+        }
+        return ItemResult.ok(new EngineCommand.Ack(
+                c.commandId(), c.type().name(), row.leaseId(), d.state(), d.held(), d.duplicate()));
     }
 }

@@ -26,7 +26,6 @@ public class EngineCommands {
     private final CommandStore commands;
     private final LeaseStore leases;
     private final AckBatches acks;
-    private final LeaseWriter writer;
     private final LeaseMetrics metrics;
     private final LongPoll longPoll;
     private final TransactionalOperator tx;
@@ -38,7 +37,6 @@ public class EngineCommands {
             CommandStore commands,
             LeaseStore leases,
             AckBatches acks,
-            LeaseWriter writer,
             LeaseMetrics metrics,
             LongPoll longPoll,
             TransactionalOperator tx,
@@ -48,7 +46,6 @@ public class EngineCommands {
         this.commands = commands;
         this.leases = leases;
         this.acks = acks;
-        this.writer = writer;
         this.metrics = metrics;
         this.longPoll = longPoll;
         this.tx = tx;
@@ -122,12 +119,7 @@ public class EngineCommands {
                 metrics.stale("incarnation");
                 return Mono.error(LeaseProblems.staleEpoch("incarnation " + incarnationId, epoch, inc.fencingEpoch()));
             }
-            return acks.acks(incarnationId, items, principal.actor())
-                    .as(tx::transactional)
-                    .map(d -> {
-                        writer.published(d.decisions());
-                        return d.results();
-                    });
+            return acks.acks(incarnationId, items, principal.actor());
         });
     }
 }

@@ -13,11 +13,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
@@ -27,9 +23,7 @@ import org.springframework.r2dbc.connection.R2dbcTransactionManager;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.reactive.TransactionalOperator;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -57,10 +51,7 @@ public class LeaseProposals implements DisposableBean {
     private final Clock clock;
     private final LeaseMetrics metrics;
     private final JsonMapper json;
-    private final Queue<Pending> queue = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger writing = new AtomicInteger();
-    // System.nanoTime() of the last write that started while none ran, or that ended
-    private final AtomicLong lastProgress = new AtomicLong(System.nanoTime());
+    private final GroupCommit<Proposal, Boolean> groups = new GroupCommit<>(WRITERS, MAX_GROUP, this::write);
 
     /** Its own small pool whose sessions run with {@code synchronous_commit = off}. */
     LeaseProposals(
@@ -130,85 +121,36 @@ public class LeaseProposals implements DisposableBean {
             Instant transferDeadline,
             Instant abandonDeadline) {}
 
-    private record Pending(Proposal plan, MonoSink<Boolean> done) {}
-
     /**
      * Whether PostgreSQL has stopped answering proposals: a write has been in flight for {@code
      * after} without any write ending. A selection then answers STORE_UNAVAILABLE at once instead of
      * queueing a write that could only end after its router's deadline.
      */
     public boolean stalled(Duration after) {
-        return (writing.get() > 0 || !queue.isEmpty()) && System.nanoTime() - lastProgress.get() > after.toNanos();
+        return groups.stalled(after);
     }
 
     /**
      * Records a PROPOSED lease: true when written, false when its donor or target is at its
-     * in-flight cap. Under load the proposals of concurrent selections are grouped (group commit):
+     * in-flight cap. Under load the proposals of concurrent selections are grouped ({@link GroupCommit}):
      * while {@link #WRITERS} writes are in flight, new proposals queue and the next free writer
      * admits and inserts all of them in one transaction. Alone, a proposal is written at once. If a
      * grouped write fails, each of its proposals is written alone, so one bad row fails only its own
      * selection.
      */
     public Mono<Boolean> record(Proposal p) {
-        return Mono.create(sink -> {
-            queue.add(new Pending(p, sink));
-            drain();
+        return groups.submit(p);
+    }
+
+    private Mono<List<Boolean>> write(List<Proposal> plans) {
+        return admitAndInsert(plans).map(admitted -> {
+            List<Boolean> answers = new ArrayList<>(admitted.length);
+            for (boolean a : admitted) {
+                answers.add(a);
+            }
+            metrics.proposed((int) answers.stream().filter(a -> a).count());
+            return answers;
         });
-    }
-
-    private void drain() {
-        while (!queue.isEmpty()) {
-            int n = writing.get();
-            if (n >= WRITERS) {
-                return;
-            }
-            if (!writing.compareAndSet(n, n + 1)) {
-                continue;
-            }
-            if (n == 0) {
-                lastProgress.set(System.nanoTime());
-            }
-            List<Pending> group = new ArrayList<>();
-            for (Pending next = queue.poll(); next != null; next = group.size() < MAX_GROUP ? queue.poll() : null) {
-                group.add(next);
-            }
-            if (group.isEmpty()) {
-                writing.decrementAndGet();
-                continue;
-            }
-            write(group)
-                    .doFinally(signal -> {
-                        lastProgress.set(System.nanoTime());
-                        writing.decrementAndGet();
-                        drain();
-                    })
-                    .subscribe();
-        }
-    }
-
-    /** Writes the group and answers each of its proposals; never fails itself. */
-    private Mono<Void> write(List<Pending> group) {
-        return admitAndInsert(group.stream().map(Pending::plan).toList())
-                .doOnNext(admitted -> {
-                    int written = 0;
-                    for (boolean a : admitted) {
-                        written += a ? 1 : 0;
-                    }
-                    metrics.proposed(written);
-                    for (int i = 0; i < admitted.length; i++) {
-                        group.get(i).done().success(admitted[i]);
-                    }
-                })
-                .then()
-                .onErrorResume(e -> {
-                    if (group.size() == 1) {
-                        group.getFirst().done().error(e);
-                        return Mono.empty();
-                    }
-                    return Flux.fromIterable(group)
-                            .flatMap(g -> write(List.of(g)))
-                            .then();
-                });
     }
 
     /** One transaction: lock and count the parties, then insert the proposals that fit under the caps. */

@@ -3,6 +3,7 @@ package io.kvreuse.lease;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
@@ -115,6 +116,22 @@ public record LeaseView(
             List<List<Integer>> slots,
 
             @Schema(description = "The allocation's state") String state) {}
+
+    /** The lease as a decision left it: what reading it back once the decision is written answers. */
+    static LeaseView of(LeaseAggregate lease) {
+        LeaseRow r = lease.row();
+        return of(
+                r,
+                lease.pins().stream()
+                        .sorted(Comparator.comparingInt(LeaseAggregate.Pin::rank))
+                        .map(p -> new HoldStore.Pin(p.rank(), p.state().name(), r.fetchBlocks()))
+                        .toList(),
+                lease.destinations().stream()
+                        .sorted(Comparator.comparingInt(LeaseAggregate.Destination::rank))
+                        .map(d -> new HoldStore.Destination(
+                                d.rank(), d.regionRef(), d.runs(), d.state().name()))
+                        .toList());
+    }
 
     static LeaseView of(LeaseRow r, List<HoldStore.Pin> pins, List<HoldStore.Destination> dests) {
         return new LeaseView(

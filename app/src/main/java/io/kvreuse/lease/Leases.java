@@ -13,23 +13,24 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * Leases for the other features: reads with visibility, and the hooks the transfer-order side calls
- * inside its own transaction (an order was claimed, a part reported). A lease is visible to the
- * engines that own its donor or target, to the agents of their hosts, and to operators.
+ * Leases for the other features: reads with visibility, and the node agent's side handed over by
+ * {@code orders} (the agent's HTTP edge): order claims, inside the claim's transaction, and part
+ * reports, decided by the lease decider on the locked leases with their orders and parts (the order
+ * and part rows are the lease's). A lease is visible to the engines that own its donor or target,
+ * to the agents of their hosts, and to operators.
  */
 @Service
 public class Leases {
 
     private final LeaseStore leases;
     private final HoldStore holds;
-    private final TransferReports transfers;
-
+    private final ReportGroups groups;
     private final OrderWriter orders;
 
-    Leases(LeaseStore leases, HoldStore holds, TransferReports transfers, OrderWriter orders) {
+    Leases(LeaseStore leases, HoldStore holds, ReportGroups groups, OrderWriter orders) {
         this.leases = leases;
         this.holds = holds;
-        this.transfers = transfers;
+        this.groups = groups;
         this.orders = orders;
     }
 
@@ -83,17 +84,15 @@ public class Leases {
      * claimed order moves to TRANSFERRING, since its transfer may start writing now.
      */
     public Mono<List<ClaimedOrder>> claimOrders(String hostId, String actor, Instant now, Instant stale, int limit) {
-        return orders.claim(hostId, actor, now, stale, limit)
-                .collectList()
-                .flatMap(claimed -> claimed.isEmpty()
-                        ? Mono.just(claimed)
-                        : transfers
-                                .claimed(
-                                        claimed.stream()
-                                                .map(ClaimedOrder::leaseId)
-                                                .toList(),
-                                        actor)
-                                .thenReturn(claimed));
+        return orders.claim(hostId, actor, now, stale, limit).collectList().flatMap(claimed -> {
+            List<UUID> ids = claimed.stream().map(ClaimedOrder::leaseId).toList();
+            List<LeaseReport> claims = ids.stream()
+                    .<LeaseReport>map(id -> new LeaseReport.OrderClaimed())
+                    .toList();
+            return claimed.isEmpty()
+                    ? Mono.just(claimed)
+                    : groups.decide(ReportGroups.unchecked(ids, claims, actor)).thenReturn(claimed);
+        });
     }
 
     /** One part report for {@link #partsReported}, for an order the agent was checked to report on. */
@@ -108,22 +107,19 @@ public class Leases {
             @Nullable String detail) {}
 
     /**
-     * Call inside a transaction: the agent's part reports, many leases at once, each decided as if
-     * it were sent alone and in order. Answers, per report, the lease's state after it or its problem.
+     * The agent's part reports, many leases at once, each decided as if it were sent alone and in
+     * order, in a transaction of their own shared with concurrent reports. Answers, per report, the
+     * lease's state after it or its problem.
      */
     public Mono<List<ItemResult<LeaseState>>> partsReported(List<PartReport> reports, String actor) {
-        return transfers.parts(
-                reports.stream().map(PartReport::leaseId).toList(),
-                reports.stream()
-                        .map(r -> new LeaseReport.Part(
-                                r.orderId(),
-                                r.rank(),
-                                r.state(),
-                                r.bytes(),
-                                r.durationUs(),
-                                r.nativeStatus(),
-                                r.detail()))
-                        .toList(),
-                actor);
+        List<LeaseReport.Part> parts = reports.stream()
+                .map(r -> new LeaseReport.Part(
+                        r.orderId(), r.rank(), r.state(), r.bytes(), r.durationUs(), r.nativeStatus(), r.detail()))
+                .toList();
+        return groups.submit(ReportGroups.unchecked(
+                        reports.stream().map(PartReport::leaseId).toList(), parts, actor))
+                .map(results -> results.stream()
+                        .map(r -> ReportGroups.answer(r, LeaseDecision::state))
+                        .toList());
     }
 }

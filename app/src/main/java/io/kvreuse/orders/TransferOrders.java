@@ -244,8 +244,7 @@ public class TransferOrders {
                         }
                         return leases.partsReported(List.of(report(orderId, o.leaseId(), rank, req)), p.actor())
                                 .map(results -> results.getFirst().orThrow())
-                                .map(state -> new PartReport.Ack(orderId, rank, req.state(), state.name()))
-                                .as(tx::transactional);
+                                .map(state -> new PartReport.Ack(orderId, rank, req.state(), state.name()));
                     });
         });
     }
@@ -281,7 +280,7 @@ public class TransferOrders {
                         }
                         return (fast.isEmpty()
                                         ? Mono.just(List.<ItemResult<LeaseState>>of())
-                                        : leases.partsReported(fast, p.actor()).as(tx::transactional))
+                                        : leases.partsReported(fast, p.actor()))
                                 .flatMap(states -> {
                                     List<ItemResult<LeaseState>> byItem = new java.util.ArrayList<>(
                                             java.util.Collections.nCopies(items.size(), null));

@@ -1,0 +1,174 @@
+package io.kvreuse.lease;
+
+import io.kvreuse.error.ItemResult;
+import io.kvreuse.error.KvReuseException;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import java.util.stream.IntStream;
+import org.jspecify.annotations.Nullable;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.reactive.TransactionalOperator;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Decides reports in groups: the reports of concurrent requests (destinations, commits, aborts,
+ * quiescence, command acknowledgements, part reports; single or batched) go into one {@link
+ * GroupCommit}, and one transaction locks all their leases in id order, decides each report in
+ * arrival order on its lease as the earlier ones left it (as if each were sent alone), writes every
+ * decision with one set-based write and commits; their metric events are counted then. Each
+ * report is answered with its decision, or the problem that refused it before the decider saw it.
+ */
+@Component
+class ReportGroups {
+
+    /** Concurrent groups at most, and requests in one group (a batch is one request). */
+    static final int WRITERS = 4;
+
+    static final int MAX_GROUP = 64;
+
+    private final LeaseAggregates aggregates;
+    private final LeaseWriter writer;
+    private final TransactionalOperator tx;
+    private final Clock clock;
+    private final GroupCommit<Request, List<ItemResult<LeaseDecision>>> groups =
+            new GroupCommit<>(WRITERS, MAX_GROUP, this::run);
+
+    ReportGroups(LeaseAggregates aggregates, LeaseWriter writer, TransactionalOperator tx, Clock clock) {
+        this.aggregates = aggregates;
+        this.writer = writer;
+        this.tx = tx;
+        this.clock = clock;
+    }
+
+    /**
+     * One report on lease {@code leaseId} ({@code unknown} when it is null or not found): {@code
+     * report} checks the reporter on the lease as it is by then and builds the report; its {@link
+     * KvReuseException} is the report's problem and changes nothing.
+     */
+    record Grouped(
+            @Nullable UUID leaseId,
+            String actor,
+            Function<LeaseAggregate, Mono<LeaseReport>> report,
+            Supplier<KvReuseException> unknown) {}
+
+    /** One request: its leases, and its reports built on them once they are locked. */
+    private record Request(
+            Collection<UUID> leaseIds, Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {}
+
+    /** One request's reports, decided in the next group; per report, its decision or problem. */
+    Mono<List<ItemResult<LeaseDecision>>> submit(List<Grouped> reports) {
+        List<UUID> ids =
+                reports.stream().map(Grouped::leaseId).filter(Objects::nonNull).toList();
+        return submit(ids, locked -> Mono.just(reports));
+    }
+
+    /** As {@link #submit(List)}, with the reports built on the locked leases (of {@code leaseIds}). */
+    Mono<List<ItemResult<LeaseDecision>>> submit(
+            Collection<UUID> leaseIds, Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {
+        return groups.submit(new Request(leaseIds, reports));
+    }
+
+    private Mono<List<List<ItemResult<LeaseDecision>>>> run(List<Request> requests) {
+        List<UUID> ids = requests.stream().flatMap(r -> r.leaseIds().stream()).toList();
+        List<Integer> sizes = new ArrayList<>();
+        return written(
+                        ids,
+                        locked -> Flux.fromIterable(requests)
+                                .concatMap(r -> r.reports().apply(locked))
+                                .doOnNext(built -> sizes.add(built.size()))
+                                .flatMapIterable(built -> built)
+                                .collectList())
+                .as(tx::transactional)
+                .doOnNext(results -> writer.published(decisions(results)))
+                .map(results -> {
+                    List<List<ItemResult<LeaseDecision>>> split = new ArrayList<>();
+                    int from = 0;
+                    for (int size : sizes) {
+                        split.add(results.subList(from, from += size));
+                    }
+                    return split;
+                });
+    }
+
+    /** Call inside a transaction: the reports decided on their locked leases, written and counted. */
+    Mono<List<ItemResult<LeaseDecision>>> decide(List<Grouped> reports) {
+        List<UUID> ids =
+                reports.stream().map(Grouped::leaseId).filter(Objects::nonNull).toList();
+        return written(ids, locked -> Mono.just(reports)).doOnNext(r -> writer.published(decisions(r)));
+    }
+
+    /**
+     * Locks the leases, builds the reports on them, decides and writes. The write uses the
+     * decisions' {@code now}, in microseconds as PostgreSQL keeps it, so a decision's lease is the
+     * lease as stored.
+     */
+    private Mono<List<ItemResult<LeaseDecision>>> written(
+            Collection<UUID> leaseIds, Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {
+        Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
+        return aggregates
+                .lock(new TreeSet<>(leaseIds))
+                .flatMap(locked -> reports.apply(locked)
+                        .flatMapMany(list -> {
+                            Map<UUID, LeaseAggregate> current = new HashMap<>(locked);
+                            return Flux.fromIterable(list).concatMap(g -> one(current, g, now));
+                        })
+                        .collectList()
+                        .flatMap(
+                                results -> writer.write(decisions(results), now).thenReturn(results)));
+    }
+
+    private static Mono<ItemResult<LeaseDecision>> one(Map<UUID, LeaseAggregate> current, Grouped g, Instant now) {
+        UUID id = g.leaseId();
+        if (id == null || !current.containsKey(id)) {
+            return Mono.just(ItemResult.failed(g.unknown().get()));
+        }
+        return g.report()
+                .apply(current.get(id))
+                .map(report -> {
+                    LeaseDecision d = LeaseDecider.decide(current.get(id), report, g.actor(), now);
+                    current.put(id, d.after());
+                    return ItemResult.ok(d);
+                })
+                .onErrorResume(KvReuseException.class, e -> Mono.just(ItemResult.failed(e)));
+    }
+
+    /** Reports that need no check beyond their lease's existence: {@code reports.get(i)} on lease {@code leaseIds.get(i)}. */
+    static List<Grouped> unchecked(List<UUID> leaseIds, List<? extends LeaseReport> reports, String actor) {
+        return IntStream.range(0, leaseIds.size())
+                .mapToObj(i -> new Grouped(
+                        leaseIds.get(i),
+                        actor,
+                        lease -> Mono.just(reports.get(i)),
+                        () -> LeaseProblems.noSuchLease(leaseIds.get(i))))
+                .toList();
+    }
+
+    /** The decisions of a group's results (a report refused before the decider has none). */
+    private static List<LeaseDecision> decisions(List<ItemResult<LeaseDecision>> results) {
+        return results.stream()
+                .filter(r -> r.error() == null)
+                .map(ItemResult::orThrow)
+                .toList();
+    }
+
+    /** A report's answer: {@code answer} of its decision, or its problem (the decision's, answered once written). */
+    static <T> ItemResult<T> answer(ItemResult<LeaseDecision> r, Function<LeaseDecision, T> answer) {
+        if (r.error() != null) {
+            return ItemResult.failed(r.error());
+        }
+        LeaseDecision d = r.orThrow();
+        return d.problem() != null ? ItemResult.failed(d.problem()) : ItemResult.ok(answer.apply(d));
+    }
+}
