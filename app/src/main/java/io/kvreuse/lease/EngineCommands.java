@@ -24,7 +24,6 @@ public class EngineCommands {
 
     private final Incarnations incarnations;
     private final CommandStore commands;
-    private final LeaseStore leases;
     private final AckBatches acks;
     private final LeaseWriter writer;
     private final LeaseMetrics metrics;
@@ -36,7 +35,6 @@ public class EngineCommands {
     EngineCommands(
             Incarnations incarnations,
             CommandStore commands,
-            LeaseStore leases,
             AckBatches acks,
             LeaseWriter writer,
             LeaseMetrics metrics,
@@ -46,7 +44,6 @@ public class EngineCommands {
             java.time.Clock clock) {
         this.incarnations = incarnations;
         this.commands = commands;
-        this.leases = leases;
         this.acks = acks;
         this.writer = writer;
         this.metrics = metrics;
@@ -81,21 +78,18 @@ public class EngineCommands {
                         PgNotifications.COMMANDS, incarnationId.toString(), wait, () -> claim(incarnationId)));
     }
 
-    private Mono<List<EngineCommand>> claim(UUID incarnationId) {
+    /** One statement, outside any transaction: the claimed commands with their leases, or until when none is due. */
+    private Mono<LongPoll.Look<EngineCommand>> claim(UUID incarnationId) {
         Instant now = clock.instant();
         return commands.claim(incarnationId, now, now.plus(props.commandRedelivery()), props.pollBatch())
                 .collectList()
-                .flatMap(claimed -> claimed.isEmpty()
-                        ? Mono.just(List.<EngineCommand>of())
-                        : leases.find(claimed.stream()
-                                        .map(CommandStore.Command::leaseId)
-                                        .collect(java.util.stream.Collectors.toSet()))
-                                .collectMap(LeaseRow::leaseId)
-                                .map(rows -> claimed.stream()
-                                        .filter(c -> rows.containsKey(c.leaseId()))
-                                        .map(c -> EngineCommand.of(c, rows.get(c.leaseId())))
-                                        .toList()))
-                .as(tx::transactional);
+                .map(rows -> rows.getFirst().command() == null
+                        ? new LongPoll.Look<>(List.of(), rows.getFirst().quietUntil())
+                        : new LongPoll.Look<>(
+                                rows.stream()
+                                        .map(c -> EngineCommand.of(c.command(), c.lease()))
+                                        .toList(),
+                                null));
     }
 
     /** Acknowledges a command; idempotent. A stale {@code fencingEpoch} is refused (409) and counted. */

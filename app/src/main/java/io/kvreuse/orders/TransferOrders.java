@@ -79,7 +79,7 @@ public class TransferOrders {
                 .then(longPoll.poll(PgNotifications.ORDERS, hostId, wait, () -> claim(hostId, p.actor())));
     }
 
-    private Mono<List<TransferOrder>> claim(String hostId, String actor) {
+    private Mono<LongPoll.Look<TransferOrder>> claim(String hostId, String actor) {
         Instant now = clock.instant();
         return leases.claimOrders(hostId, actor, now, now.minus(visibility), pollBatch)
                 .flatMap(claimed -> claimed.isEmpty()
@@ -98,7 +98,8 @@ public class TransferOrders {
                                                             remote));
                                         })
                                         .collectList()))
-                .as(tx::transactional);
+                .as(tx::transactional)
+                .map(found -> new LongPoll.Look<>(found, null));
     }
 
     /**
