@@ -82,14 +82,14 @@ public class Leases {
      * claimed ones no part report acknowledged since {@code stale}); a SOURCE_PINNED lease of a
      * claimed order moves to TRANSFERRING, since its transfer may start writing now.
      */
-    public Mono<List<ClaimedOrder>> claimOrders(String hostId, String actor, Instant now, Instant stale, int limit) {
+    public Mono<LongPoll.Look<ClaimedOrder>> claimOrders(
+            String hostId, String actor, Instant now, Instant stale, int limit) {
         return orders.claim(hostId, actor, now, stale, limit)
-                .collectList()
-                .flatMap(claimed -> claimed.isEmpty()
+                .flatMap(claimed -> claimed.found().isEmpty()
                         ? Mono.just(claimed)
                         : transfers
                                 .claimed(
-                                        claimed.stream()
+                                        claimed.found().stream()
                                                 .map(ClaimedOrder::leaseId)
                                                 .toList(),
                                         actor)

@@ -27,7 +27,7 @@ import reactor.core.publisher.Mono;
  * Polls of a key this replica knows is quiet: a waiting poll sends no statement until a
  * notification, a reconnect or the next redelivery says something may be due, and a notification
  * that arrives while a look runs is never lost. Statements are counted by PostgreSQL's own table
- * statistics of {@code engine_command}, which every command claim scans.
+ * statistics of {@code engine_command} and {@code transfer_order}, which every claim scans.
  */
 @IntegrationTest
 class QuietPollIntegrationTests {
@@ -62,13 +62,13 @@ class QuietPollIntegrationTests {
     @Test
     void aWaitingPollOfAQuietIncarnationSendsNoStatementAndAPollWithoutWaitDoes() {
         assertThat(w.commands(w.target, 0)).isEmpty();
-        long before = settledScans();
+        long before = settledScans("engine_command");
         long start = System.nanoTime();
         assertThat(w.commands(w.target, 400)).isEmpty();
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(350));
-        assertThat(settledScans()).isEqualTo(before);
+        assertThat(settledScans("engine_command")).isEqualTo(before);
         assertThat(w.commands(w.target, 0)).isEmpty();
-        assertThat(scansAfter(before)).isGreaterThan(before);
+        assertThat(scansAfter("engine_command", before)).isGreaterThan(before);
     }
 
     @Test
@@ -91,6 +91,36 @@ class QuietPollIntegrationTests {
         assertThat(w.commands(w.donor, 200)).singleElement().satisfies(c -> {
             assertThat(c.get("commandId")).isEqualTo(first.getFirst().get("commandId"));
             assertThat(c.get("deliveries")).isEqualTo(2);
+        });
+    }
+
+    @Test
+    void aWaitingOrderPollOfAQuietHostSendsNoStatementAndWakesOnItsOrder() throws Exception {
+        assertThat(w.orders(w.agentToken, w.host, 0)).isEmpty();
+        long before = settledScans("transfer_order");
+        assertThat(w.orders(w.agentToken, w.host, 400)).isEmpty();
+        assertThat(settledScans("transfer_order")).isEqualTo(before);
+        CompletableFuture<List<Map<String, Object>>> poll =
+                CompletableFuture.supplyAsync(() -> w.orders(w.agentToken, w.host, 10_000));
+        LeaseWorld.sleep(300);
+        String lease = w.propose();
+        w.destination(lease, 0).expectStatus().isOk();
+        w.pinAll(lease);
+        List<Map<String, Object>> orders = poll.get(10, TimeUnit.SECONDS);
+        assertThat(orders).singleElement().satisfies(o -> {
+            assertThat(o.get("leaseId")).isEqualTo(lease);
+            assertThat(o.get("claims")).isEqualTo(1);
+        });
+        assertThat(w.state(lease)).isEqualTo("TRANSFERRING");
+        // claimed and unacknowledged: quiet until its visibility timeout, then handed out again
+        assertThat(w.orders(w.agentToken, w.host, 0)).isEmpty();
+        assertThat(w.orders(w.agentToken, w.host, 200)).isEmpty();
+        clock.advance(Duration.ofMillis(5_100));
+        w.fleet.heartbeat(w.donor);
+        w.fleet.heartbeat(w.target);
+        assertThat(w.orders(w.agentToken, w.host, 200)).singleElement().satisfies(o -> {
+            assertThat(o.get("orderId")).isEqualTo(orders.getFirst().get("orderId"));
+            assertThat(o.get("claims")).isEqualTo(2);
         });
     }
 
@@ -130,12 +160,12 @@ class QuietPollIntegrationTests {
                 .block(Duration.ofSeconds(5));
     }
 
-    /** Scans of {@code engine_command} once the server's statistics stopped moving (they flush within about 1 s). */
-    private long settledScans() {
-        long last = scans();
+    /** Scans of the table once the server's statistics stopped moving (they flush within about 1 s). */
+    private long settledScans(String table) {
+        long last = scans(table);
         for (int i = 0; i < 20; i++) {
             LeaseWorld.sleep(600);
-            long now = scans();
+            long now = scans(table);
             if (now == last) {
                 return now;
             }
@@ -144,19 +174,20 @@ class QuietPollIntegrationTests {
         return last;
     }
 
-    private long scansAfter(long before) {
+    private long scansAfter(String table, long before) {
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        long now = scans();
+        long now = scans(table);
         while (now == before && System.nanoTime() < deadline) {
             LeaseWorld.sleep(200);
-            now = scans();
+            now = scans(table);
         }
         return now;
     }
 
-    private long scans() {
+    private long scans(String table) {
         return db.sql("SELECT COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0) AS n FROM pg_stat_user_tables"
-                        + " WHERE relname = 'engine_command'")
+                        + " WHERE relname = :t")
+                .bind("t", table)
                 .map((r, m) -> r.get("n", Long.class))
                 .one()
                 .block();
