@@ -33,11 +33,14 @@ class CommandController {
         return CurrentPrincipal.get().flatMap(p -> commands.poll(id, LongPoll.waitOf(waitMs), p));
     }
 
+    /** Acknowledges one command: a batch of one; a stale {@code fencingEpoch} is refused (409) and counted. */
     @Operation(operationId = "ackCommand", summary = "Acknowledge one command (ENGINE)")
     @PostMapping("/api/v1/incarnations/{id}/commands/{commandId}/ack")
     Mono<EngineCommand.Ack> ack(
             @PathVariable UUID id, @PathVariable UUID commandId, @Valid @RequestBody LeaseRequests.AckRequest body) {
+        List<AckBatches.AckItem> item = List.of(new AckBatches.AckItem(commandId, body.ok(), body.detail()));
         return CurrentPrincipal.get()
-                .flatMap(p -> commands.ack(id, commandId, body.ok(), body.fencingEpoch(), body.detail(), p));
+                .flatMap(p -> commands.acks(id, body.fencingEpoch(), item, p))
+                .map(results -> results.getFirst().orThrow());
     }
 }

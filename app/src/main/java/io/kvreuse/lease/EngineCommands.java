@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
-import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.reactive.TransactionalOperator;
@@ -55,15 +54,9 @@ public class EngineCommands {
 
     /** Lease tuning that is not an operator setting. */
     @ConfigurationProperties("kvreuse.leases")
-    record LeaseProperties(
-            Duration commandRedelivery,
-            Duration orderVisibility,
-            int pollBatch,
-            Duration sweepInterval,
-            int sweepBatch) {
+    record LeaseProperties(Duration commandRedelivery, int pollBatch, Duration sweepInterval, int sweepBatch) {
         LeaseProperties {
             commandRedelivery = commandRedelivery == null ? Duration.ofSeconds(2) : commandRedelivery;
-            orderVisibility = orderVisibility == null ? Duration.ofSeconds(5) : orderVisibility;
             pollBatch = pollBatch <= 0 ? 64 : pollBatch;
             sweepInterval = sweepInterval == null ? Duration.ofMillis(500) : sweepInterval;
             sweepBatch = sweepBatch <= 0 ? 500 : sweepBatch;
@@ -83,25 +76,12 @@ public class EngineCommands {
         Instant now = clock.instant();
         return commands.claim(incarnationId, now, now.plus(props.commandRedelivery()), props.pollBatch())
                 .collectList()
-                .map(rows -> rows.getFirst().command() == null
-                        ? new LongPoll.Look<>(List.of(), rows.getFirst().quietUntil())
-                        : new LongPoll.Look<>(
-                                rows.stream()
-                                        .map(c -> EngineCommand.of(c.command(), c.lease()))
-                                        .toList(),
-                                null));
-    }
-
-    /** Acknowledges a command; idempotent. A stale {@code fencingEpoch} is refused (409) and counted. */
-    public Mono<EngineCommand.Ack> ack(
-            UUID incarnationId,
-            UUID commandId,
-            boolean ok,
-            long epoch,
-            @Nullable String detail,
-            ApiPrincipal principal) {
-        return acks(incarnationId, epoch, List.of(new AckBatches.AckItem(commandId, ok, detail)), principal)
-                .map(results -> results.getFirst().orThrow());
+                .map(rows -> new LongPoll.Look<>(
+                        rows.stream()
+                                .filter(c -> c.command() != null)
+                                .map(c -> EngineCommand.of(c.command(), c.lease()))
+                                .toList(),
+                        rows.getFirst().quietUntil()));
     }
 
     /**
