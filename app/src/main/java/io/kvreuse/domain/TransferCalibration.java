@@ -179,6 +179,26 @@ public class TransferCalibration implements DisposableBean {
                 .one();
     }
 
+    /** Both rows at once, if the moments' count and the model's transfer terms are still as read. */
+    private static final String WRITE = """
+            WITH cal AS (
+                INSERT INTO transfer_calibration (domain_id, weight, mean_x, mean_y, mean_xx, mean_xy, samples, updated_at)
+                SELECT :d, :w, :x, :y, :xx, :xy, :n, :now
+                WHERE NOT EXISTS (SELECT 1 FROM domain_cost_model WHERE domain_id = :d
+                    AND (transfer_setup_ms, transfer_gbytes_per_s) IS DISTINCT FROM (:ps, :pg))
+                  AND (:fresh OR EXISTS (SELECT 1 FROM domain_cost_model WHERE domain_id = :d))
+                ON CONFLICT (domain_id) DO UPDATE SET weight = :w, mean_x = :x, mean_y = :y, mean_xx = :xx,
+                    mean_xy = :xy, samples = :n, updated_at = :now
+                WHERE transfer_calibration.samples = :n0
+                RETURNING domain_id)
+            INSERT INTO domain_cost_model (domain_id, prefill_ms_per_token, prefill_ms_per_token_sq, transfer_setup_ms,
+                transfer_gbytes_per_s, samples, updated_at, updated_by)
+            SELECT domain_id, :p, :pq, :setup, :gbps, :n, :now, 'system:calibration' FROM cal
+            ON CONFLICT (domain_id) DO UPDATE SET transfer_setup_ms = :setup, transfer_gbytes_per_s = :gbps,
+                samples = :n, updated_at = :now, updated_by = 'system:calibration'
+            RETURNING domain_id
+            """;
+
     /**
      * Writes both rows if they are still as {@code base} says: the moments' sample count (every write
      * raises it) and the model's transfer terms the fit started from. False when they were not.
@@ -186,24 +206,7 @@ public class TransferCalibration implements DisposableBean {
     private Mono<Boolean> write(String domainId, Stored base, CostModel prior, Stored after) {
         Moments m = after.moments();
         CostModel c = after.model();
-        return db.sql("""
-                        WITH cal AS (
-                            INSERT INTO transfer_calibration (domain_id, weight, mean_x, mean_y, mean_xx, mean_xy, samples, updated_at)
-                            SELECT :d, :w, :x, :y, :xx, :xy, :n, :now
-                            WHERE NOT EXISTS (SELECT 1 FROM domain_cost_model WHERE domain_id = :d
-                                AND (transfer_setup_ms, transfer_gbytes_per_s) IS DISTINCT FROM (:ps, :pg))
-                              AND (:fresh OR EXISTS (SELECT 1 FROM domain_cost_model WHERE domain_id = :d))
-                            ON CONFLICT (domain_id) DO UPDATE SET weight = :w, mean_x = :x, mean_y = :y, mean_xx = :xx,
-                                mean_xy = :xy, samples = :n, updated_at = :now
-                            WHERE transfer_calibration.samples = :n0
-                            RETURNING domain_id)
-                        INSERT INTO domain_cost_model (domain_id, prefill_ms_per_token, prefill_ms_per_token_sq, transfer_setup_ms,
-                            transfer_gbytes_per_s, samples, updated_at, updated_by)
-                        SELECT domain_id, :p, :pq, :setup, :gbps, :n, :now, 'system:calibration' FROM cal
-                        ON CONFLICT (domain_id) DO UPDATE SET transfer_setup_ms = :setup, transfer_gbytes_per_s = :gbps,
-                            samples = :n, updated_at = :now, updated_by = 'system:calibration'
-                        RETURNING domain_id
-                        """)
+        return db.sql(WRITE)
                 .bind("d", domainId)
                 .bind("w", ALPHA)
                 .bind("x", m.x())
