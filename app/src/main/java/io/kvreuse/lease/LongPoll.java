@@ -12,16 +12,18 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.stereotype.Component;
-import reactor.core.publisher.Flux;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 /**
  * Long polls woken by PostgreSQL LISTEN/NOTIFY: listen first, then look; if nothing is there, wait
  * for a notification naming the key (or a reconnect, when notifications may have been missed) or
  * the timeout, then look again until the wait is used up. Work committed on any replica wakes
- * pollers on every replica. An empty look may say until when nothing comes due unnotified; until
- * then (at most {@link #MAX_QUIET}) and unless a notification for the key or a reconnect came
- * after the look began, a poll that waits skips its looks. A poll without a wait always looks.
+ * pollers on every replica. A look that found nothing may say until when nothing can come due
+ * without a notification; until then (at most {@link #MAX_QUIET}), and while no notification for
+ * the key or reconnect arrived since that look began, a poll that waits skips its looks. A poll
+ * without a wait always looks, so it sees whatever committed before it.
  */
 @Component
 public class LongPoll {
@@ -29,72 +31,88 @@ public class LongPoll {
     /** The longest wait a client may ask for. */
     public static final Duration MAX_WAIT = Duration.ofSeconds(30);
 
-    /** The longest a key is trusted quiet: bounds a notification lost while the feed reconnects. */
+    /** The longest a quiet key is trusted without looking: bounds a notification lost while the feed reconnects. */
     static final Duration MAX_QUIET = Duration.ofSeconds(10);
-
-    /** The channels whose keys can be known quiet: their notifications end the quiet. */
-    private static final List<String> WATCHED = List.of(PgNotifications.COMMANDS, PgNotifications.ORDERS);
 
     /** What one look found and, when nothing, until when nothing comes due unnotified (null: unknown). */
     public record Look<T>(List<T> found, @Nullable Instant quietUntil) {}
 
+    private record Quiet(Object look, @Nullable Instant until) {}
+
     private final PgNotifications notifications;
     private final Clock clock;
-    // channel:key → a running look's token, then the instant the key is quiet until; notifications remove it
-    private final Map<String, Object> quiet = new ConcurrentHashMap<>();
+    private final Map<String, Quiet> quiet = new ConcurrentHashMap<>();
+    private final Map<String, Disposable> watched = new ConcurrentHashMap<>();
 
     LongPoll(PgNotifications notifications, Clock clock) {
         this.notifications = notifications;
         this.clock = clock;
-        for (String channel : WATCHED) {
-            notifications.channel(channel).subscribe(n -> {
-                if (n.channel().equals(PgNotifications.RESYNC)) {
-                    quiet.clear();
-                } else {
-                    quiet.remove(channel + ':' + n.payload());
-                }
-            });
-        }
     }
 
     /** Looks now and, while nothing is found, again on every wake-up until {@code wait} elapses. */
     public <T> Mono<List<T>> poll(String channel, String key, Duration wait, Supplier<Mono<Look<T>>> look) {
-        String mark = channel + ':' + key;
-        if (wait.isZero()) {
-            return Mono.defer(() -> look(mark, false, look));
-        }
-        boolean trusts = WATCHED.contains(channel);
-        Flux<Object> wakes = notifications
-                .channel(channel)
-                .filter(n -> n.payload().equals(key) || n.channel().equals(PgNotifications.RESYNC))
-                .onBackpressureLatest()
-                .cast(Object.class);
-        return Flux.merge(wakes, Mono.just(key)) // listening before the first look
-                .takeUntilOther(Mono.delay(wait))
-                .concatMap(wake -> look(mark, trusts, look), 1)
-                .filter(found -> !found.isEmpty())
-                .next()
-                .switchIfEmpty(Mono.defer(() -> look(mark, trusts, look)));
+        watched.computeIfAbsent(
+                channel,
+                c -> notifications.channel(c).subscribe(n -> {
+                    if (n.channel().equals(PgNotifications.RESYNC)) {
+                        quiet.clear();
+                    } else {
+                        quiet.remove(c + ':' + n.payload());
+                    }
+                }));
+        long deadline = System.nanoTime() + wait.toNanos();
+        return Mono.defer(() -> attempt(channel, key, deadline, !wait.isZero(), look));
     }
 
-    /** One look, skipped while the key is known quiet; an empty one marks it quiet unless a notification came meanwhile. */
-    private <T> Mono<List<T>> look(String mark, boolean trustQuiet, Supplier<Mono<Look<T>>> look) {
-        if (trustQuiet
-                && quiet.get(mark) instanceof Instant until
-                && clock.instant().isBefore(until)) {
+    private <T> Mono<List<T>> attempt(
+            String channel, String key, long deadline, boolean waits, Supplier<Mono<Look<T>>> look) {
+        Sinks.Empty<Void> woke = Sinks.empty();
+        Disposable listening = notifications
+                .channel(channel)
+                .filter(n -> n.payload().equals(key) || n.channel().equals(PgNotifications.RESYNC))
+                .next()
+                .subscribe(n -> woke.tryEmitEmpty());
+        String mark = channel + ':' + key;
+        return look(mark, waits, look)
+                .flatMap(found -> {
+                    long left = deadline - System.nanoTime();
+                    if (!found.isEmpty() || left <= 0) {
+                        return Mono.just(found);
+                    }
+                    return woke.asMono()
+                            .timeout(Duration.ofNanos(left), Mono.empty())
+                            .then(Mono.defer(() -> System.nanoTime() >= deadline
+                                    ? look(mark, waits, look)
+                                    : attempt(channel, key, deadline, waits, look)));
+                })
+                .doFinally(s -> listening.dispose());
+    }
+
+    /** One look, skipped while the key is known quiet; an empty look marks it quiet unless woken meanwhile. */
+    private <T> Mono<List<T>> look(String mark, boolean mayTrustQuiet, Supplier<Mono<Look<T>>> look) {
+        Quiet known = quiet.get(mark);
+        if (mayTrustQuiet
+                && known != null
+                && known.until() != null
+                && clock.instant().isBefore(known.until())) {
             return Mono.just(List.of());
         }
-        Object looking = new Object();
+        Quiet looking = new Quiet(new Object(), null);
         quiet.put(mark, looking);
-        return look.get().map(l -> {
-            Instant cap = clock.instant().plus(MAX_QUIET);
-            if (!l.found().isEmpty() || l.quietUntil() == null) {
-                quiet.remove(mark, looking);
-            } else {
-                quiet.replace(mark, looking, l.quietUntil().isBefore(cap) ? l.quietUntil() : cap);
-            }
-            return l.found();
-        });
+        return look.get()
+                .map(l -> {
+                    Instant until = l.quietUntil();
+                    if (l.found().isEmpty() && until != null) {
+                        Instant bounded = until.isBefore(clock.instant().plus(MAX_QUIET))
+                                ? until
+                                : clock.instant().plus(MAX_QUIET);
+                        quiet.replace(mark, looking, new Quiet(looking.look(), bounded));
+                    } else {
+                        quiet.remove(mark, looking);
+                    }
+                    return l.found();
+                })
+                .doOnError(e -> quiet.remove(mark, looking));
     }
 
     /** The wait a client asked for, bounded to {@code [0, MAX_WAIT]}; 400 for a negative one. */
