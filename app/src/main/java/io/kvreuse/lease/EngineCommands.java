@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
-import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.reactive.TransactionalOperator;
@@ -24,7 +23,6 @@ public class EngineCommands {
 
     private final Incarnations incarnations;
     private final CommandStore commands;
-    private final LeaseStore leases;
     private final AckBatches acks;
     private final LeaseMetrics metrics;
     private final LongPoll longPoll;
@@ -35,7 +33,6 @@ public class EngineCommands {
     EngineCommands(
             Incarnations incarnations,
             CommandStore commands,
-            LeaseStore leases,
             AckBatches acks,
             LeaseMetrics metrics,
             LongPoll longPoll,
@@ -44,7 +41,6 @@ public class EngineCommands {
             java.time.Clock clock) {
         this.incarnations = incarnations;
         this.commands = commands;
-        this.leases = leases;
         this.acks = acks;
         this.metrics = metrics;
         this.longPoll = longPoll;
@@ -55,15 +51,9 @@ public class EngineCommands {
 
     /** Lease tuning that is not an operator setting. */
     @ConfigurationProperties("kvreuse.leases")
-    record LeaseProperties(
-            Duration commandRedelivery,
-            Duration orderVisibility,
-            int pollBatch,
-            Duration sweepInterval,
-            int sweepBatch) {
+    record LeaseProperties(Duration commandRedelivery, int pollBatch, Duration sweepInterval, int sweepBatch) {
         LeaseProperties {
             commandRedelivery = commandRedelivery == null ? Duration.ofSeconds(2) : commandRedelivery;
-            orderVisibility = orderVisibility == null ? Duration.ofSeconds(5) : orderVisibility;
             pollBatch = pollBatch <= 0 ? 64 : pollBatch;
             sweepInterval = sweepInterval == null ? Duration.ofMillis(500) : sweepInterval;
             sweepBatch = sweepBatch <= 0 ? 500 : sweepBatch;
@@ -78,33 +68,17 @@ public class EngineCommands {
                         PgNotifications.COMMANDS, incarnationId.toString(), wait, () -> claim(incarnationId)));
     }
 
-    private Mono<List<EngineCommand>> claim(UUID incarnationId) {
+    /** One statement, outside any transaction: the claimed commands with their leases, or until when none is due. */
+    private Mono<LongPoll.Look<EngineCommand>> claim(UUID incarnationId) {
         Instant now = clock.instant();
         return commands.claim(incarnationId, now, now.plus(props.commandRedelivery()), props.pollBatch())
                 .collectList()
-                .flatMap(claimed -> claimed.isEmpty()
-                        ? Mono.just(List.<EngineCommand>of())
-                        : leases.find(claimed.stream()
-                                        .map(CommandStore.Command::leaseId)
-                                        .collect(java.util.stream.Collectors.toSet()))
-                                .collectMap(LeaseRow::leaseId)
-                                .map(rows -> claimed.stream()
-                                        .filter(c -> rows.containsKey(c.leaseId()))
-                                        .map(c -> EngineCommand.of(c, rows.get(c.leaseId())))
-                                        .toList()))
-                .as(tx::transactional);
-    }
-
-    /** Acknowledges a command; idempotent. A stale {@code fencingEpoch} is refused (409) and counted. */
-    public Mono<EngineCommand.Ack> ack(
-            UUID incarnationId,
-            UUID commandId,
-            boolean ok,
-            long epoch,
-            @Nullable String detail,
-            ApiPrincipal principal) {
-        return acks(incarnationId, epoch, List.of(new AckBatches.AckItem(commandId, ok, detail)), principal)
-                .map(results -> results.getFirst().orThrow());
+                .map(rows -> new LongPoll.Look<>(
+                        rows.stream()
+                                .filter(c -> c.command() != null)
+                                .map(c -> EngineCommand.of(c.command(), c.lease()))
+                                .toList(),
+                        rows.getFirst().quietUntil()));
     }
 
     /**

@@ -2,6 +2,7 @@ package io.kvreuse.lease;
 
 import io.kvreuse.error.BatchResults;
 import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemResponse;
 import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.Operation;
@@ -40,12 +41,21 @@ class LeaseController {
         this.commands = commands;
     }
 
+    @ProblemResponse(
+            value = {ProblemType.INVALID_PARAMETER},
+            note = "a malformed leaseId")
+    @ProblemResponse(
+            value = {ProblemType.NO_SUCH_LEASE},
+            note = "also for a lease the caller may not see")
     @Operation(operationId = "getLease", summary = "Read a lease (its parties, AGENT, OPERATOR)")
     @GetMapping(LEASE)
     Mono<LeaseView> get(@PathVariable UUID leaseId) {
         return CurrentPrincipal.get().flatMap(p -> leases.find(leaseId, p));
     }
 
+    @ProblemResponse(
+            value = {ProblemType.INVALID_PARAMETER},
+            note = "an unknown state, a malformed incarnationId, limit outside 1..2000")
     @Operation(operationId = "listLeases", summary = "List leases (ENGINE: its own; AGENT, OPERATOR)")
     @GetMapping("/api/v1/leases")
     Flux<LeaseView> list(
@@ -59,6 +69,28 @@ class LeaseController {
         return CurrentPrincipal.get().flatMapMany(p -> leases.list(state, incarnationId, p, limit));
     }
 
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_PARAMETER},
+            note = "also for not exactly one entry per rank, or runs that do not hold the fetched blocks")
+    @ProblemResponse(
+            value = {ProblemType.NOT_LEASE_PARTY},
+            note = "the caller takes part in the lease, but not as its target")
+    @ProblemResponse(
+            value = {ProblemType.NO_SUCH_LEASE},
+            note = "also for a lease the caller takes no part in")
+    @ProblemResponse(
+            value = {
+                ProblemType.STALE_EPOCH,
+                ProblemType.LEASE_STATE_CONFLICT,
+                ProblemType.LEASE_FENCED,
+                ProblemType.DESTINATION_EXISTS,
+                ProblemType.DESTINATION_OVERLAP
+            },
+            note = "a different destination reported before (the same one again is answered as is); slots another"
+                    + " lease holds")
+    @ProblemResponse(
+            value = {ProblemType.DESTINATION_REGION_NOT_REGISTERED},
+            note = "a rank's region is not registered, or the runs lie outside it")
     @Operation(
             operationId = "reportDestination",
             summary = "Report the target's destination allocation (ENGINE, target)")
@@ -67,18 +99,52 @@ class LeaseController {
         return CurrentPrincipal.get().flatMap(p -> reports.destination(leaseId, body, p));
     }
 
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_PARAMETER},
+            note = "also for committedBlocks beyond the fetched blocks")
+    @ProblemResponse(
+            value = {ProblemType.NOT_LEASE_PARTY},
+            note = "the caller takes part in the lease, but not as its target")
+    @ProblemResponse(
+            value = {ProblemType.NO_SUCH_LEASE},
+            note = "also for a lease the caller takes no part in")
+    @ProblemResponse(
+            value = {ProblemType.STALE_EPOCH, ProblemType.LEASE_STATE_CONFLICT, ProblemType.LEASE_FENCED},
+            note = "a lease not DELIVERED (the same commit again is answered as is)")
     @Operation(operationId = "commitLease", summary = "Commit the delivered blocks (ENGINE, target)")
     @PostMapping(LEASE + "/commit")
     Mono<LeaseView> commit(@PathVariable UUID leaseId, @Valid @RequestBody LeaseRequests.CommitRequest body) {
         return CurrentPrincipal.get().flatMap(p -> reports.commit(leaseId, body, p));
     }
 
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_PARAMETER},
+            note = "also for an engine that sends no fencingEpoch (operators may omit it)")
+    @ProblemResponse(
+            value = {ProblemType.NOT_LEASE_PARTY},
+            note = "the caller takes part in the lease, but not as its target")
+    @ProblemResponse(
+            value = {ProblemType.NO_SUCH_LEASE},
+            note = "also for a lease the caller takes no part in")
+    @ProblemResponse({ProblemType.STALE_EPOCH})
     @Operation(operationId = "abortLease", summary = "Abort a lease (ENGINE party, OPERATOR)")
     @PostMapping(LEASE + "/abort")
     Mono<LeaseView> abort(@PathVariable UUID leaseId, @Valid @RequestBody LeaseRequests.AbortRequest body) {
         return CurrentPrincipal.get().flatMap(p -> reports.abort(leaseId, body, p));
     }
 
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_PARAMETER},
+            note = "also for an engine or agent that sends no fencingEpoch")
+    @ProblemResponse(
+            value = {ProblemType.NOT_LEASE_PARTY},
+            note = "an engine reporting for the other side's memory")
+    @ProblemResponse(
+            value = {ProblemType.NO_SUCH_LEASE},
+            note = "also for a lease the caller takes no part in, or an agent of neither host")
+    @ProblemResponse(
+            value = {ProblemType.STALE_EPOCH},
+            note = "the engine's or the agent's epoch")
     @Operation(
             operationId = "reportQuiesced",
             summary = "Report that one side of the transfer is quiesced (ENGINE, AGENT, OPERATOR)")
@@ -88,6 +154,15 @@ class LeaseController {
     }
 
     /** Acknowledges many commands; each item as {@code POST …/commands/{commandId}/ack} would. */
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_PARAMETER},
+            note = "a malformed item refuses the batch; an item's own refusal is answered in its place")
+    @ProblemResponse(
+            value = {ProblemType.INCARNATION_NOT_FOUND},
+            note = "also for another engine's incarnation")
+    @ProblemResponse(
+            value = {ProblemType.STALE_EPOCH},
+            note = "refuses the whole batch")
     @Operation(operationId = "ackCommands", summary = "Acknowledge many commands at once (ENGINE)")
     @PostMapping(INCARNATION + "/commands/acks")
     Mono<BatchResults<EngineCommand.Ack>> acks(
@@ -104,6 +179,15 @@ class LeaseController {
     }
 
     /** The target's destinations for many leases; each item as {@code POST /leases/{leaseId}/destination} would. */
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_PARAMETER},
+            note = "a malformed item refuses the batch; an item's own refusal is answered in its place")
+    @ProblemResponse(
+            value = {ProblemType.INCARNATION_NOT_FOUND},
+            note = "also for another engine's incarnation")
+    @ProblemResponse(
+            value = {ProblemType.STALE_EPOCH},
+            note = "refuses the whole batch")
     @Operation(
             operationId = "reportDestinations",
             summary = "Report the destinations of many leases at once (ENGINE, target)")
@@ -116,6 +200,15 @@ class LeaseController {
     }
 
     /** The target's commits of many leases; each item as {@code POST /leases/{leaseId}/commit} would. */
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_PARAMETER},
+            note = "a malformed item refuses the batch; an item's own refusal is answered in its place")
+    @ProblemResponse(
+            value = {ProblemType.INCARNATION_NOT_FOUND},
+            note = "also for another engine's incarnation")
+    @ProblemResponse(
+            value = {ProblemType.STALE_EPOCH},
+            note = "refuses the whole batch")
     @Operation(operationId = "commitLeases", summary = "Commit many leases at once (ENGINE, target)")
     @PostMapping(INCARNATION + "/commits")
     Mono<BatchResults<LeaseReportResult>> commits(

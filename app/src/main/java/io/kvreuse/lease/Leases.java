@@ -83,13 +83,14 @@ public class Leases {
      * claimed ones no part report acknowledged since {@code stale}); a SOURCE_PINNED lease of a
      * claimed order moves to TRANSFERRING, since its transfer may start writing now.
      */
-    public Mono<List<ClaimedOrder>> claimOrders(String hostId, String actor, Instant now, Instant stale, int limit) {
-        return orders.claim(hostId, actor, now, stale, limit).collectList().flatMap(claimed -> {
-            List<UUID> ids = claimed.stream().map(ClaimedOrder::leaseId).toList();
+    public Mono<LongPoll.Look<ClaimedOrder>> claimOrders(
+            String hostId, String actor, Instant now, Instant stale, int limit) {
+        return orders.claim(hostId, actor, now, stale, limit).flatMap(claimed -> {
+            List<UUID> ids = claimed.found().stream().map(ClaimedOrder::leaseId).toList();
             List<LeaseReport> claims = ids.stream()
                     .<LeaseReport>map(id -> new LeaseReport.OrderClaimed())
                     .toList();
-            return claimed.isEmpty()
+            return ids.isEmpty()
                     ? Mono.just(claimed)
                     : groups.decide(ReportGroups.unchecked(ids, claims, actor)).thenReturn(claimed);
         });

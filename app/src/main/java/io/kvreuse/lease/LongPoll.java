@@ -3,9 +3,14 @@ package io.kvreuse.lease;
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.ProblemType;
 import io.kvreuse.store.PgNotifications;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.springframework.stereotype.Component;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
@@ -15,7 +20,10 @@ import reactor.core.publisher.Sinks;
  * Long polls woken by PostgreSQL LISTEN/NOTIFY: listen first, then look; if nothing is there, wait
  * for a notification naming the key (or a reconnect, when notifications may have been missed) or
  * the timeout, then look again until the wait is used up. Work committed on any replica wakes
- * pollers on every replica.
+ * pollers on every replica. A look that found nothing may say until when nothing can come due
+ * without a notification; until then (at most {@link #MAX_QUIET}), and while no notification for
+ * the key or reconnect arrived since that look began, a poll that waits skips its looks. A poll
+ * without a wait always looks, so it sees whatever committed before it.
  */
 @Component
 public class LongPoll {
@@ -23,26 +31,49 @@ public class LongPoll {
     /** The longest wait a client may ask for. */
     public static final Duration MAX_WAIT = Duration.ofSeconds(30);
 
+    /** The longest a quiet key is trusted without looking: bounds a notification lost while the feed reconnects. */
+    static final Duration MAX_QUIET = Duration.ofSeconds(10);
+
+    /** What one look found and, when nothing, until when nothing comes due unnotified (null: unknown). */
+    public record Look<T>(List<T> found, @Nullable Instant quietUntil) {}
+
+    private record Quiet(Object look, @Nullable Instant until) {}
+
     private final PgNotifications notifications;
+    private final Clock clock;
+    private final Map<String, Quiet> quiet = new ConcurrentHashMap<>();
+    private final Map<String, Disposable> watched = new ConcurrentHashMap<>();
 
-    LongPoll(PgNotifications notifications) {
+    LongPoll(PgNotifications notifications, Clock clock) {
         this.notifications = notifications;
+        this.clock = clock;
     }
 
-    /** Runs {@code fetch} now and, while it finds nothing, again on every wake-up until {@code wait} elapses. */
-    public <T> Mono<List<T>> poll(String channel, String key, Duration wait, Supplier<Mono<List<T>>> fetch) {
+    /** Looks now and, while nothing is found, again on every wake-up until {@code wait} elapses. */
+    public <T> Mono<List<T>> poll(String channel, String key, Duration wait, Supplier<Mono<Look<T>>> look) {
+        watched.computeIfAbsent(
+                channel,
+                c -> notifications.channel(c).subscribe(n -> {
+                    if (n.channel().equals(PgNotifications.RESYNC)) {
+                        quiet.clear();
+                    } else {
+                        quiet.remove(c + ':' + n.payload());
+                    }
+                }));
         long deadline = System.nanoTime() + wait.toNanos();
-        return Mono.defer(() -> attempt(channel, key, deadline, fetch));
+        return Mono.defer(() -> attempt(channel, key, deadline, !wait.isZero(), look));
     }
 
-    private <T> Mono<List<T>> attempt(String channel, String key, long deadline, Supplier<Mono<List<T>>> fetch) {
+    private <T> Mono<List<T>> attempt(
+            String channel, String key, long deadline, boolean waits, Supplier<Mono<Look<T>>> look) {
         Sinks.Empty<Void> woke = Sinks.empty();
         Disposable listening = notifications
                 .channel(channel)
                 .filter(n -> n.payload().equals(key) || n.channel().equals(PgNotifications.RESYNC))
                 .next()
                 .subscribe(n -> woke.tryEmitEmpty());
-        return fetch.get()
+        String mark = channel + ':' + key;
+        return look(mark, waits, look)
                 .flatMap(found -> {
                     long left = deadline - System.nanoTime();
                     if (!found.isEmpty() || left <= 0) {
@@ -51,14 +82,41 @@ public class LongPoll {
                     return woke.asMono()
                             .timeout(Duration.ofNanos(left), Mono.empty())
                             .then(Mono.defer(() -> System.nanoTime() >= deadline
-                                    ? fetch.get()
-                                    : attempt(channel, key, deadline, fetch)));
+                                    ? look(mark, waits, look)
+                                    : attempt(channel, key, deadline, waits, look)));
                 })
                 .doFinally(s -> listening.dispose());
     }
 
+    /** One look, skipped while the key is known quiet; an empty look marks it quiet unless woken meanwhile. */
+    private <T> Mono<List<T>> look(String mark, boolean mayTrustQuiet, Supplier<Mono<Look<T>>> look) {
+        Quiet known = quiet.get(mark);
+        if (mayTrustQuiet
+                && known != null
+                && known.until() != null
+                && clock.instant().isBefore(known.until())) {
+            return Mono.just(List.of());
+        }
+        Quiet looking = new Quiet(new Object(), null);
+        quiet.put(mark, looking);
+        return look.get()
+                .map(l -> {
+                    Instant until = l.quietUntil();
+                    if (l.found().isEmpty() && until != null) {
+                        Instant bounded = until.isBefore(clock.instant().plus(MAX_QUIET))
+                                ? until
+                                : clock.instant().plus(MAX_QUIET);
+                        quiet.replace(mark, looking, new Quiet(looking.look(), bounded));
+                    } else {
+                        quiet.remove(mark, looking);
+                    }
+                    return l.found();
+                })
+                .doOnError(e -> quiet.remove(mark, looking));
+    }
+
     /** The wait a client asked for, bounded to {@code [0, MAX_WAIT]}; 400 for a negative one. */
-    public static Duration waitOf(@org.jspecify.annotations.Nullable Long waitMs) {
+    public static Duration waitOf(@Nullable Long waitMs) {
         if (waitMs == null) {
             return Duration.ZERO;
         }

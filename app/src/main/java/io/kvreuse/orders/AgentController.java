@@ -36,10 +36,12 @@ class AgentController {
 
     private final NodeAgents agents;
     private final TransferOrders orders;
+    private final OrderPoll poll;
 
-    AgentController(NodeAgents agents, TransferOrders orders) {
+    AgentController(NodeAgents agents, TransferOrders orders, OrderPoll poll) {
         this.agents = agents;
         this.orders = orders;
+        this.poll = poll;
     }
 
     /** 201 for a new host, 200 when its owner registers it again (a new agent epoch). */
@@ -116,7 +118,7 @@ class AgentController {
     @GetMapping("/api/v1/agents/{hostId}/orders")
     Mono<List<TransferOrder>> orders(
             @PathVariable String hostId, @RequestParam(required = false) @Nullable Long waitMs) {
-        return CurrentPrincipal.get().flatMap(p -> orders.poll(hostId, LongPoll.waitOf(waitMs), p));
+        return CurrentPrincipal.get().flatMap(p -> poll.poll(hostId, LongPoll.waitOf(waitMs), p));
     }
 
     /** Claimed orders of the host whose parts are not final: what a restarted agent must settle first. */

@@ -3,183 +3,38 @@ package io.kvreuse.orders;
 import io.kvreuse.error.ItemResult;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemType;
-import io.kvreuse.lease.ClaimedOrder;
 import io.kvreuse.lease.LeaseState;
 import io.kvreuse.lease.Leases;
-import io.kvreuse.lease.LongPoll;
-import io.kvreuse.protocol.NixlAgentNames;
 import io.kvreuse.protocol.PartReport;
 import io.kvreuse.protocol.PartState;
-import io.kvreuse.protocol.TransferOrder;
 import io.kvreuse.protocol.UnfinishedOrder;
 import io.kvreuse.security.ApiPrincipal;
-import io.kvreuse.store.PgNotifications;
-import io.r2dbc.postgresql.codec.Json;
-import java.time.Clock;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.reactive.TransactionalOperator;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import tools.jackson.core.type.TypeReference;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The per-host order queue and part reports. Orders are claimed with {@code FOR UPDATE SKIP
- * LOCKED}, so two pollers — on one replica or two — never receive the same order; a claimed order
- * that no part report acknowledged within the visibility timeout ({@code
- * kvreuse.leases.order-visibility}, default 5 s) is handed out again, to cover an agent that died
- * between claim and first report. The lease row is locked before any part row, like every lease change.
+ * The host's unfinished orders and the agent's part reports ({@link OrderPoll} hands orders out).
+ * The lease row is locked before any part row, like every lease change.
  */
 @Service
 public class TransferOrders {
-
-    private static final TypeReference<List<List<Integer>>> RUNS = new TypeReference<>() {};
 
     private final DatabaseClient db;
     private final TransactionalOperator tx;
     private final NodeAgents agents;
     private final Leases leases;
-    private final LongPoll longPoll;
-    private final JsonMapper json;
-    private final Clock clock;
-    private final Duration visibility;
-    private final int pollBatch;
 
-    TransferOrders(
-            DatabaseClient db,
-            TransactionalOperator tx,
-            NodeAgents agents,
-            Leases leases,
-            LongPoll longPoll,
-            JsonMapper json,
-            Clock clock,
-            @Value("${kvreuse.leases.order-visibility:5s}") Duration visibility,
-            @Value("${kvreuse.leases.poll-batch:64}") int pollBatch) {
+    TransferOrders(DatabaseClient db, TransactionalOperator tx, NodeAgents agents, Leases leases) {
         this.db = db;
         this.tx = tx;
         this.agents = agents;
         this.leases = leases;
-        this.longPoll = longPoll;
-        this.json = json;
-        this.clock = clock;
-        this.visibility = visibility;
-        this.pollBatch = Math.max(pollBatch, 1);
-    }
-
-    public Mono<List<TransferOrder>> poll(String hostId, Duration wait, ApiPrincipal p) {
-        return agents.requireHost(hostId, p)
-                .then(longPoll.poll(PgNotifications.ORDERS, hostId, wait, () -> claim(hostId, p.actor())));
-    }
-
-    private Mono<List<TransferOrder>> claim(String hostId, String actor) {
-        Instant now = clock.instant();
-        return leases.claimOrders(hostId, actor, now, now.minus(visibility), pollBatch)
-                .flatMap(claimed -> claimed.isEmpty()
-                        ? Mono.just(List.<TransferOrder>of())
-                        : parts(claimed.stream().map(ClaimedOrder::orderId).toList())
-                                .flatMap(parts -> Flux.fromIterable(claimed)
-                                        .concatMap(c -> {
-                                            List<TransferOrder.Part> list = parts.getOrDefault(c.orderId(), List.of());
-                                            return remoteAgents(c, list)
-                                                    .map(remote -> new TransferOrder(
-                                                            c.orderId(),
-                                                            c.leaseId(),
-                                                            c.hostId(),
-                                                            c.claims(),
-                                                            list,
-                                                            remote));
-                                        })
-                                        .collectList()))
-                .as(tx::transactional);
-    }
-
-    /**
-     * The parts of the orders, by order, in rank order, built from their rows: both ends named by
-     * {@link NixlAgentNames}; the source end's runs are the part's, its one registered region its own.
-     */
-    private Mono<Map<UUID, List<TransferOrder.Part>>> parts(List<UUID> orderIds) {
-        return db.sql("""
-                        SELECT order_id, rank, slot_runs, bytes, bytes_per_block,
-                            source_host_id, source_gpu_ordinal, source_region_ref,
-                            destination_host_id, destination_gpu_ordinal, destination_region_ref,
-                            destination_slot_runs, destination_regions
-                        FROM transfer_part
-                        WHERE order_id = ANY(CAST(:o AS UUID[])) ORDER BY order_id, rank
-                        """)
-                .bind("o", orderIds.stream().map(UUID::toString).toArray(String[]::new))
-                .map((r, m) -> Map.entry(r.get("order_id", UUID.class), part(r)))
-                .all()
-                .collectMultimap(Map.Entry::getKey, Map.Entry::getValue)
-                .map(m -> {
-                    Map<UUID, List<TransferOrder.Part>> byOrder = new java.util.HashMap<>();
-                    m.forEach((k, v) -> byOrder.put(k, List.copyOf(v)));
-                    return byOrder;
-                });
-    }
-
-    private TransferOrder.Part part(io.r2dbc.spi.Readable r) {
-        List<List<Integer>> runs = json.readValue(r.get("slot_runs", Json.class).asString(), RUNS);
-        long bytesPerBlock = r.get("bytes_per_block", Long.class);
-        String sourceHost = r.get("source_host_id", String.class);
-        int sourceGpu = r.get("source_gpu_ordinal", Integer.class);
-        String sourceRegion = r.get("source_region_ref", String.class);
-        String targetHost = r.get("destination_host_id", String.class);
-        int targetGpu = r.get("destination_gpu_ordinal", Integer.class);
-        String targetRegion = r.get("destination_region_ref", String.class);
-        return new TransferOrder.Part(
-                r.get("rank", Integer.class),
-                new TransferOrder.Endpoint(
-                        sourceHost,
-                        sourceGpu,
-                        NixlAgentNames.of(sourceHost, sourceGpu),
-                        sourceRegion,
-                        runs,
-                        bytesPerBlock,
-                        List.of(sourceRegion)),
-                new TransferOrder.Endpoint(
-                        targetHost,
-                        targetGpu,
-                        NixlAgentNames.of(targetHost, targetGpu),
-                        targetRegion,
-                        json.readValue(
-                                r.get("destination_slot_runs", Json.class).asString(), RUNS),
-                        bytesPerBlock,
-                        List.of(r.get("destination_regions", String[].class))),
-                runs,
-                r.get("bytes", Long.class));
-    }
-
-    private Mono<List<TransferOrder.RemoteAgent>> remoteAgents(ClaimedOrder c, List<TransferOrder.Part> parts) {
-        if (c.donorHost().equals(c.hostId())) {
-            return Mono.just(List.of());
-        }
-        Integer[] ordinals = parts.stream().map(p -> p.source().gpuOrdinal()).toArray(Integer[]::new);
-        return db.sql("""
-                        SELECT gpu_ordinal, agent_name, metadata FROM nixl_agent_metadata
-                        WHERE host_id = :h AND gpu_ordinal = ANY(:o) ORDER BY gpu_ordinal
-                        """)
-                .bind("h", c.donorHost())
-                .bind("o", ordinals)
-                .map((r, m) -> {
-                    java.nio.ByteBuffer b = r.get("metadata", java.nio.ByteBuffer.class);
-                    byte[] bytes = new byte[b.remaining()];
-                    b.get(bytes);
-                    return new TransferOrder.RemoteAgent(
-                            c.donorHost(),
-                            r.get("gpu_ordinal", Integer.class),
-                            r.get("agent_name", String.class),
-                            Base64.getEncoder().encodeToString(bytes));
-                })
-                .all()
-                .collectList();
     }
 
     /**

@@ -71,6 +71,54 @@ class TransferCalibrationIntegrationTests {
         }
     }
 
+    @Test
+    void eachFlushFoldsItsSamplesInOrderAndRedoesAWriteAnotherReplicaOvertook() {
+        Fleet fleet = new Fleet(http, tokens);
+        String domain = fleet.domain(2, "GPU_MNNVL");
+        long[] burst = {2_000_000, 8_000_000, 3_000_000, 50_000_000};
+        TransferCalibration.Moments expected = new TransferCalibration.Moments(0, 0, 0, 0, 0);
+        for (long bytes : burst) {
+            calibration.sample(domain, "GPU_MNNVL", bytes, 3.0 + bytes / 20e6).block();
+            expected = expected.add(bytes, 3.0 + bytes / 20e6);
+        }
+        calibration.flush().block(Duration.ofSeconds(10));
+        CostModel first = expected.fit(CostModel.defaults("GPU_MNNVL"));
+        assertModel(awaitModel(domain, burst.length), first);
+
+        // another replica folds samples of its own in between: this replica's next write must start from them
+        TransferCalibration.Moments theirs = expected.add(10_000_000, 4.0).add(1_000_000, 3.5);
+        db.sql("""
+                        UPDATE transfer_calibration SET mean_x = :x, mean_y = :y, mean_xx = :xx, mean_xy = :xy, samples = :n
+                        WHERE domain_id = :d
+                        """)
+                .bind("x", theirs.x())
+                .bind("y", theirs.y())
+                .bind("xx", theirs.xx())
+                .bind("xy", theirs.xy())
+                .bind("n", theirs.samples())
+                .bind("d", domain)
+                .then()
+                .block();
+        calibration.sample(domain, "GPU_MNNVL", 30_000_000, 4.6).block();
+        calibration.flush().block(Duration.ofSeconds(10));
+        TransferCalibration.Moments after = theirs.add(30_000_000, 4.6);
+        assertModel(awaitModel(domain, after.samples()), after.fit(first));
+        Map<String, Object> moments = db.sql("SELECT * FROM transfer_calibration WHERE domain_id = :d")
+                .bind("d", domain)
+                .fetch()
+                .one()
+                .block();
+        assertThat(((Number) moments.get("mean_xy")).doubleValue()).isEqualTo(after.xy());
+        assertThat(((Number) moments.get("samples")).longValue()).isEqualTo(burst.length + 3);
+    }
+
+    private static void assertModel(Map<String, Object> model, CostModel expected) {
+        assertThat(((Number) model.get("transfer_setup_ms")).doubleValue()).isEqualTo(expected.transferSetupMs());
+        assertThat(((Number) model.get("transfer_gbytes_per_s")).doubleValue())
+                .isEqualTo(expected.transferGbytesPerS());
+        assertThat(model).containsEntry("updated_by", "system:calibration");
+    }
+
     /** The domain's cost model once it counts {@code samples} (the 1 s timer may have flushed first). */
     private Map<String, Object> awaitModel(String domainId, long samples) {
         long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();

@@ -22,18 +22,7 @@ final class DeclaredProblems {
      * rewritten. Their answers are collected but not held against them. Empty this once they
      * declare theirs.
      */
-    static final Set<String> AWAITING_LEASE_DECLARATIONS = Set.of(
-            "getLease",
-            "listLeases",
-            "reportDestination",
-            "commitLease",
-            "abortLease",
-            "reportQuiesced",
-            "ackCommands",
-            "reportDestinations",
-            "commitLeases",
-            "pollCommands",
-            "ackCommand");
+    static final Set<String> AWAITING_LEASE_DECLARATIONS = Set.of();
 
     /** What the recorded answers showed: problems not declared, those of operations awaiting theirs, all seen. */
     record Verdict(List<String> undeclared, Set<String> awaiting, Set<String> answered) {}
