@@ -74,11 +74,14 @@ class AgentLivenessSweeper {
                 .bind("key", LOCK_KEY)
                 .map((row, meta) -> Boolean.TRUE.equals(row.get("locked", Boolean.class)))
                 .one()
-                .flatMapMany(locked -> locked ? move(now) : Flux.empty())
-                .concatMap(m -> audit.record(
-                                AuditEntry.transition("system", "agent", m.hostId(), m.from(), m.to(), m.epoch()))
-                        .thenReturn(m))
-                .collectList()
+                .flatMap(locked -> locked ? move(now).collectList() : Mono.just(List.<Moved>of()))
+                // the moved rows are all read before the audit inserts go out on the same connection:
+                // an insert issued while the update's rows still stream waits for them, and they wait
+                // for the insert's demand
+                .flatMap(moved -> Flux.fromIterable(moved)
+                        .concatMap(m -> audit.record(
+                                AuditEntry.transition("system", "agent", m.hostId(), m.from(), m.to(), m.epoch())))
+                        .then(Mono.just(moved)))
                 .as(tx::transactional);
     }
 
