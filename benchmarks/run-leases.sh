@@ -151,13 +151,16 @@ requests and statements changes.
   (\`LeaseWriter\`); a single report is a batch of one through the same path. Concurrent selections'
   PROPOSED leases are written together (group commit) with their PIN commands in the same
   statement, and the wake-up triggers run once per statement.
-* **Per request after the redesign.** The one path made a single report's cost uniform, not smaller:
-  it still reads the aggregate with one locking statement per kind (lease, pins, destinations,
-  commands, order and parts, epochs, banks), checks the parties, writes one statement per kind of
-  change and reads the lease view for the answer. That is why the per-request ratio did not move
-  (0.0069 in the 2026-12-01 run against 0.0090 on 2026-11-30; 0.0056–0.0080 the same day before the
-  redesign, see the profile below). Reading the aggregate in one statement, pipelining the writes
-  and answering from the decided lease are the next steps toward 400/s.
+* **Per request.** An aggregate is read in two statements (the locks, then one row per lease with
+  everything it holds as JSON) and a batch is written in one statement of data-modifying CTEs
+  (\`docs/lease-sql.md\`): one pipeline's lifecycle went from about 70 lease statements to 18.
+  Concurrent single reports share one transaction (group commit), a single report is answered from
+  its decided lease, polls claim in one statement and a waiting poll of a quiet incarnation or host
+  sends none. The per-request ratio moved from 0.0069 to 0.0093 (2026-12-01, 18:26Z and 21:03Z).
+  **The HTTP ceiling** row bounds it: the same 32 callers through the same client get the
+  bearer-token liveness probe, which touches no database, answered at the rate shown; divided by
+  the requests a per-request lifecycle makes, that is the most any lease code could reach on this
+  machine (137/s in the 21:03Z run, against the 400/s target).
 * **What is left** is mostly per-row work in PostgreSQL: each lease inserts ~20 rows (lease,
   commands, order, part, pins, destinations, slot runs, 7 audit rows) and updates its lease row 5
   times, each update touching the lease's indexes. The control plane's share is the JSON of the polls
