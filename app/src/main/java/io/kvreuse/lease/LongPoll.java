@@ -9,6 +9,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.stereotype.Component;
@@ -43,6 +44,9 @@ public class LongPoll {
     private final Clock clock;
     private final Map<String, Quiet> quiet = new ConcurrentHashMap<>();
     private final Map<String, Disposable> watched = new ConcurrentHashMap<>();
+    // when quiet marks that have run out are next dropped: keys of incarnations and hosts that stopped
+    // polling would otherwise stay for the replica's lifetime
+    private final AtomicReference<Instant> nextPrune = new AtomicReference<>(Instant.MIN);
 
     LongPoll(PgNotifications notifications, Clock clock) {
         this.notifications = notifications;
@@ -103,6 +107,7 @@ public class LongPoll {
                 .map(l -> {
                     Instant until = l.quietUntil();
                     if (l.found().isEmpty() && until != null) {
+                        prune();
                         Instant bounded = until.isBefore(clock.instant().plus(MAX_QUIET))
                                 ? until
                                 : clock.instant().plus(MAX_QUIET);
@@ -113,6 +118,22 @@ public class LongPoll {
                     return l.found();
                 })
                 .doOnError(e -> quiet.remove(mark, looking));
+    }
+
+    /** Drops the quiet marks that have run out, at most once every {@link #MAX_QUIET}. */
+    private void prune() {
+        Instant now = clock.instant();
+        Instant next = nextPrune.get();
+        // a clock set back must not postpone the next drop beyond one MAX_QUIET
+        boolean due = !now.isBefore(next) || next.isAfter(now.plus(MAX_QUIET));
+        if (due && nextPrune.compareAndSet(next, now.plus(MAX_QUIET))) {
+            quiet.values().removeIf(q -> q.until() != null && !now.isBefore(q.until()));
+        }
+    }
+
+    /** Whether {@code key} of {@code channel} is marked quiet or being looked at (for tests). */
+    boolean marked(String channel, String key) {
+        return quiet.containsKey(channel + ':' + key);
     }
 
     /** The wait a client asked for, bounded to {@code [0, MAX_WAIT]}; 400 for a negative one. */

@@ -166,6 +166,32 @@ class QuietPollIntegrationTests {
         assertThat(looks).hasValue(3);
     }
 
+    @Test
+    void quietMarksThatRanOutAreDroppedWhenLaterLooksMarkOthers() {
+        String gone = UUID.randomUUID().toString();
+        Instant soon = clock.instant().plusSeconds(1);
+        assertThat(longPoll.<String>poll(
+                                PgNotifications.COMMANDS,
+                                gone,
+                                Duration.ZERO,
+                                () -> Mono.just(new LongPoll.Look<String>(List.of(), soon)))
+                        .block(Duration.ofSeconds(5)))
+                .isEmpty();
+        assertThat(longPoll.marked(PgNotifications.COMMANDS, gone)).isTrue();
+        clock.advance(LongPoll.MAX_QUIET.plusSeconds(1));
+        String other = UUID.randomUUID().toString();
+        longPoll.<String>poll(
+                        PgNotifications.COMMANDS,
+                        other,
+                        Duration.ZERO,
+                        () -> Mono.just(new LongPoll.Look<String>(List.of(), Instant.MAX)))
+                .block(Duration.ofSeconds(5));
+        assertThat(longPoll.marked(PgNotifications.COMMANDS, gone))
+                .as("a key that stopped polling keeps no mark past its end")
+                .isFalse();
+        assertThat(longPoll.marked(PgNotifications.COMMANDS, other)).isTrue();
+    }
+
     private List<String> quietPoll(String key, AtomicInteger looks) {
         return longPoll.<String>poll(PgNotifications.COMMANDS, key, Duration.ofMillis(200), () -> {
                     looks.incrementAndGet();
