@@ -194,11 +194,12 @@ class LivenessSweeperIntegrationTests {
         UUID id = engines.ready(engine, registration(domain, newHost(), 0, 1));
         double skipped =
                 meters.counter("kvreuse.liveness.sweeps", "outcome", "skipped").count();
-        clock.advance(Duration.ofSeconds(11));
-        // another replica leads: it holds the sweeper lock on its own session
+        // another replica leads: it holds the sweeper lock on its own session, taken before the
+        // silence begins so that this replica's scheduled sweep cannot move the engine either
         LivenessSweeper.SweepResult whileOtherLeads = Mono.usingWhen(
                         connections.create(),
                         conn -> lock(conn, "pg_advisory_lock")
+                                .then(Mono.fromRunnable(() -> clock.advance(Duration.ofSeconds(11))))
                                 .then(sweeper.sweepOnce())
                                 .flatMap(r -> lock(conn, "pg_advisory_unlock").thenReturn(r)),
                         Connection::close)
