@@ -1,6 +1,8 @@
 package io.kvreuse.lease;
 
+import io.r2dbc.spi.Readable;
 import io.swagger.v3.oas.annotations.media.Schema;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
@@ -48,26 +50,28 @@ public record EngineCommand(
         @Schema(description = "Blocks the target already held")
         int localPrefixBlocks) {
 
-    static EngineCommand of(CommandStore.Command c, LeaseRow lease) {
-        boolean donor = c.type().equals("PIN") || c.type().equals("UNPIN");
-        boolean hashes = donor || c.type().equals("DELIVERED");
+    /** A command as the claim statement returns it, with its lease. */
+    static EngineCommand of(Readable c, LeaseRow lease) {
+        String type = c.get("type", String.class);
+        int rank = c.get("rank", Integer.class);
+        boolean donor = type.equals("PIN") || type.equals("UNPIN");
         return new EngineCommand(
-                c.commandId(),
-                c.type(),
-                c.leaseId(),
-                c.rank() < 0 ? null : c.rank(),
-                c.deliveries(),
+                c.get("command_id", UUID.class),
+                type,
+                lease.leaseId(),
+                rank < 0 ? null : rank,
+                c.get("deliveries", Integer.class),
                 donor ? lease.bankId() : null,
                 donor ? lease.bankEpoch() : null,
                 donor ? lease.donorEpoch() : lease.targetEpoch(),
-                hashes ? unsigned(lease.seqHashes()) : null,
+                donor || type.equals("DELIVERED")
+                        ? Arrays.stream(lease.seqHashes())
+                                .mapToObj(Long::toUnsignedString)
+                                .toList()
+                        : null,
                 donor ? SlotRuns.list(lease.sourceRuns()) : null,
                 lease.fetchBlocks(),
                 lease.localPrefixBlocks());
-    }
-
-    private static List<String> unsigned(long[] hashes) {
-        return java.util.Arrays.stream(hashes).mapToObj(Long::toUnsignedString).toList();
     }
 
     /** The answer to an acknowledgement. {@code held} says, for a PIN, whether the donor must keep its pin. */

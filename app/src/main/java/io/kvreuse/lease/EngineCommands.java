@@ -1,52 +1,93 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.bank.BlockPins;
 import io.kvreuse.error.ItemResult;
 import io.kvreuse.incarnation.Incarnations;
+import io.kvreuse.lease.LeaseAggregate.Command;
+import io.kvreuse.lease.LeaseAggregate.CommandType;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.store.PgNotifications;
+import io.r2dbc.postgresql.codec.Json;
+import io.r2dbc.spi.Readable;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.stream.IntStream;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Service;
-import org.springframework.transaction.reactive.TransactionalOperator;
 import reactor.core.publisher.Mono;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The engine command channel: long polls that hand out an incarnation's open commands and hide them
- * for {@code redeliverAfter}, and acknowledgements that act on the lease. Engines must treat a
- * command id they already handled as done (a command is handed out again until acknowledged).
+ * for {@code redeliverAfter}, so concurrent pollers of one incarnation never get one twice within
+ * that window and a poller that died gets it again after; and acknowledgements, any number at once,
+ * decided on their leases with concurrent requests' reports ({@link ReportGroups}). Engines must
+ * treat a command id they already handled as done (a command is handed out again until
+ * acknowledged).
  */
 @Service
 public class EngineCommands {
 
+    /**
+     * Hands out up to {@code :limit} visible commands, hidden until {@code :hidden}, each with its
+     * lease as it is. With none to hand out, the one row without a command says whether one is
+     * visible (but locked by another poll) and when the next unacknowledged one becomes visible.
+     */
+    private static final String CLAIM = """
+            WITH due AS (
+                SELECT command_id FROM engine_command
+                WHERE incarnation_id = :inc AND acked_at IS NULL AND visible_at <= :now
+                ORDER BY created_at, rank LIMIT :limit FOR UPDATE SKIP LOCKED),
+            claimed AS (
+                UPDATE engine_command c SET visible_at = :hidden, deliveries = c.deliveries + 1
+                FROM due WHERE c.command_id = due.command_id
+                RETURNING c.command_id, c.lease_id, c.type, c.rank, c.deliveries, c.created_at AS command_created),
+            pending AS (
+                SELECT count(*) FILTER (WHERE visible_at <= :now) AS visible, min(visible_at) AS next_visible
+                FROM engine_command WHERE incarnation_id = :inc AND acked_at IS NULL)
+            SELECT c.command_id, c.type, c.rank, c.deliveries, o.visible, o.next_visible, """ + LeaseRow.JSON + """
+             AS lease
+            FROM pending o LEFT JOIN (claimed c JOIN lease l ON l.lease_id = c.lease_id) ON true
+            ORDER BY c.command_created, c.rank, c.command_id
+            """;
+
     private final Incarnations incarnations;
-    private final CommandStore commands;
-    private final AckBatches acks;
+    private final DatabaseClient db;
+    private final BlockPins pins;
+    private final ReportGroups groups;
     private final LeaseMetrics metrics;
     private final LongPoll longPoll;
-    private final TransactionalOperator tx;
     private final LeaseProperties props;
-    private final java.time.Clock clock;
+    private final Clock clock;
+    private final JsonMapper json;
 
     EngineCommands(
             Incarnations incarnations,
-            CommandStore commands,
-            AckBatches acks,
+            DatabaseClient db,
+            BlockPins pins,
+            ReportGroups groups,
             LeaseMetrics metrics,
             LongPoll longPoll,
-            TransactionalOperator tx,
             LeaseProperties props,
-            java.time.Clock clock) {
+            Clock clock,
+            JsonMapper json) {
         this.incarnations = incarnations;
-        this.commands = commands;
-        this.acks = acks;
+        this.db = db;
+        this.pins = pins;
+        this.groups = groups;
         this.metrics = metrics;
         this.longPoll = longPoll;
-        this.tx = tx;
         this.props = props;
         this.clock = clock;
+        this.json = json;
     }
 
     /** Lease tuning that is not an operator setting. */
@@ -71,29 +112,116 @@ public class EngineCommands {
     /** One statement, outside any transaction: the claimed commands with their leases, or until when none is due. */
     private Mono<LongPoll.Look<EngineCommand>> claim(UUID incarnationId) {
         Instant now = clock.instant();
-        return commands.claim(incarnationId, now, now.plus(props.commandRedelivery()), props.pollBatch())
+        return db.sql(CLAIM)
+                .bind("inc", incarnationId)
+                .bind("now", LeaseRow.at(now))
+                .bind("hidden", LeaseRow.at(now.plus(props.commandRedelivery())))
+                .bind("limit", props.pollBatch())
+                .map((r, m) -> r.get("command_id", UUID.class) == null
+                        ? new LongPoll.Look<EngineCommand>(List.of(), quietUntil(r))
+                        : new LongPoll.Look<>(List.of(EngineCommand.of(r, lease(r))), null))
+                .all()
                 .collectList()
                 .map(rows -> new LongPoll.Look<>(
-                        rows.stream()
-                                .filter(c -> c.command() != null)
-                                .map(c -> EngineCommand.of(c.command(), c.lease()))
-                                .toList(),
+                        rows.stream().flatMap(l -> l.found().stream()).toList(),
                         rows.getFirst().quietUntil()));
+    }
+
+    private LeaseRow lease(Readable r) {
+        return json.readValue(r.get("lease", Json.class).asArray(), LeaseRow.class);
+    }
+
+    private static @Nullable Instant quietUntil(Readable r) {
+        OffsetDateTime next = r.get("next_visible", OffsetDateTime.class);
+        return r.get("visible", Long.class) > 0 ? null : next == null ? Instant.MAX : next.toInstant();
     }
 
     /**
      * Acknowledges many commands of one incarnation in order, as if each were sent alone, in one
-     * transaction: an item's problem is answered in its place and does not stop the rest; a stale
-     * {@code fencingEpoch} refuses the whole batch (409).
+     * transaction shared with concurrent requests' reports: an item's problem is answered in its
+     * place and does not stop the rest; a stale {@code fencingEpoch} refuses the whole batch (409).
+     * The commands' leases are looked up first (a command never changes lease or incarnation; another
+     * incarnation's is unknown here), then locked with the blocks acknowledged PINs need.
      */
     public Mono<List<ItemResult<EngineCommand.Ack>>> acks(
-            UUID incarnationId, long epoch, List<AckBatches.AckItem> items, ApiPrincipal principal) {
+            UUID incarnationId, long epoch, List<LeaseRequests.AckEntry> items, ApiPrincipal principal) {
         return incarnations.requireOwnership(incarnationId, principal).flatMap(inc -> {
             if (inc.fencingEpoch() != epoch) {
                 metrics.stale("incarnation");
                 return Mono.error(LeaseProblems.staleEpoch("incarnation " + incarnationId, epoch, inc.fencingEpoch()));
             }
-            return acks.acks(incarnationId, items, principal.actor());
+            return db.sql("SELECT command_id, lease_id FROM engine_command"
+                            + " WHERE command_id = ANY(CAST(:ids AS UUID[])) AND incarnation_id = :inc")
+                    .bind(
+                            "ids",
+                            LeaseAggregates.ids(items.stream()
+                                    .map(LeaseRequests.AckEntry::commandId)
+                                    .distinct()
+                                    .toList()))
+                    .bind("inc", incarnationId)
+                    .map((r, m) -> Map.entry(r.get("command_id", UUID.class), r.get("lease_id", UUID.class)))
+                    .all()
+                    .collectMap(Map.Entry::getKey, Map.Entry::getValue)
+                    .flatMap(byCommand -> groups.submit(
+                            byCommand.values(),
+                            leases -> pins.lock(wanted(items, byCommand, leases))
+                                    .map(hits -> grouped(incarnationId, items, byCommand, hits, principal.actor()))))
+                    .map(results -> IntStream.range(0, items.size())
+                            .mapToObj(i -> answer(results.get(i), items.get(i).commandId()))
+                            .toList());
         });
+    }
+
+    /** The blocks each acknowledged PIN needs at their slots, numbered by item. */
+    private static List<BlockPins.Block> wanted(
+            List<LeaseRequests.AckEntry> items, Map<UUID, UUID> byCommand, Map<UUID, LeaseAggregate> leases) {
+        List<BlockPins.Block> wanted = new ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+            UUID leaseId = byCommand.get(items.get(i).commandId());
+            LeaseAggregate lease = leaseId == null ? null : leases.get(leaseId);
+            Command c = lease == null ? null : lease.command(items.get(i).commandId());
+            if (c != null && c.type() == CommandType.PIN && items.get(i).ok()) {
+                wanted.addAll(lease.row().blocks(i, c.rank()));
+            }
+        }
+        return wanted;
+    }
+
+    private static List<ReportGroups.Grouped> grouped(
+            UUID incarnationId,
+            List<LeaseRequests.AckEntry> items,
+            Map<UUID, UUID> byCommand,
+            Map<Integer, Long> hits,
+            String actor) {
+        return IntStream.range(0, items.size())
+                .mapToObj(i -> {
+                    LeaseRequests.AckEntry item = items.get(i);
+                    long blocks = hits.getOrDefault(i, 0L);
+                    return new ReportGroups.Grouped(
+                            byCommand.get(item.commandId()),
+                            actor,
+                            lease -> Mono.just(new LeaseReport.Ack(
+                                    incarnationId,
+                                    item.commandId(),
+                                    item.ok(),
+                                    item.detail(),
+                                    blocks == lease.row().fetchBlocks())),
+                            () -> LeaseProblems.noSuchCommand(item.commandId()));
+                })
+                .toList();
+    }
+
+    private static ItemResult<EngineCommand.Ack> answer(ItemResult<LeaseDecision> r, UUID commandId) {
+        ItemResult<LeaseDecision> answered = ReportGroups.answer(r, d -> d);
+        if (answered.error() != null) {
+            return ItemResult.failed(answered.error());
+        }
+        LeaseDecision d = answered.orThrow();
+        UUID leaseId = d.after().row().leaseId();
+        Command c = d.after().command(commandId);
+        return c == null
+                ? ItemResult.failed(LeaseProblems.noSuchLease(leaseId))
+                : ItemResult.ok(new EngineCommand.Ack(
+                        c.commandId(), c.type().name(), leaseId, d.state(), d.held(), d.duplicate()));
     }
 }

@@ -4,7 +4,6 @@ import io.kvreuse.lease.LeaseAggregate.CommandState;
 import io.kvreuse.lease.LeaseAggregate.CommandType;
 import io.kvreuse.lease.LeaseAggregate.HoldState;
 import io.kvreuse.lease.LeaseAggregate.OrderState;
-import io.kvreuse.protocol.PartState;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
@@ -17,14 +16,13 @@ sealed interface LeaseChange {
     /** The lease row, written once at its final state, conditional on the version that was read. */
     record Row(LeaseRow from, LeaseRow to) implements LeaseChange {}
 
+    /** A pin held: the bank's pin counts of the lease's blocks on the rank go up. */
     record PinAdded(int rank) implements LeaseChange {}
 
+    /** A pin's move; one RELEASED gives the bank's blocks back. */
     record PinMoved(int rank, HoldState from, HoldState to) implements LeaseChange {}
 
-    /** The bank's pin counts of the lease's blocks on one rank go up ({@code delta} 1) or down (-1). */
-    record BlocksPinned(int rank, int delta) implements LeaseChange {}
-
-    record DestinationAdded(int rank, String regionRef, int[][] runs) implements LeaseChange {}
+    record DestinationAdded(LeaseReport.RankDestination rank) implements LeaseChange {}
 
     /** Every destination rank in {@code from} moves to {@code to}. */
     record DestinationsMoved(HoldState from, HoldState to) implements LeaseChange {}
@@ -39,13 +37,6 @@ sealed interface LeaseChange {
 
     record OrderMoved(UUID orderId, OrderState from, OrderState to) implements LeaseChange {}
 
-    record PartReported(
-            UUID orderId,
-            int rank,
-            PartState state,
-            long bytesMoved,
-            long durationUs,
-            @Nullable Integer nativeStatus,
-            @Nullable String detail)
-            implements LeaseChange {}
+    /** A part's report, on a part that was not final. */
+    record PartReported(LeaseReport.Part report) implements LeaseChange {}
 }

@@ -7,6 +7,7 @@ import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.CurrentPrincipal;
 import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.Valid;
+import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -24,6 +25,8 @@ import reactor.core.publisher.Mono;
  * of one engine incarnation take one request and one transaction for the everyday reports of many
  * leases: each item is answered in its place with what the single-report endpoint would have
  * answered (its result, or its problem); a stale {@code fencingEpoch} refuses the whole batch with 409.
+ * The engine command channel: {@code GET …/commands?waitMs=} long-polls (at most 30 s) and answers
+ * {@code []} on timeout; {@code POST …/commands/{commandId}/ack} is idempotent.
  */
 @RestController
 class LeaseController {
@@ -168,13 +171,7 @@ class LeaseController {
     Mono<BatchResults<EngineCommand.Ack>> acks(
             @PathVariable UUID id, @Valid @RequestBody LeaseRequests.AcksRequest body) {
         return CurrentPrincipal.get()
-                .flatMap(p -> commands.acks(
-                        id,
-                        body.fencingEpoch(),
-                        body.acks().stream()
-                                .map(a -> new AckBatches.AckItem(a.commandId(), a.ok(), a.detail()))
-                                .toList(),
-                        p))
+                .flatMap(p -> commands.acks(id, body.fencingEpoch(), body.acks(), p))
                 .map(BatchResults::new);
     }
 
@@ -214,5 +211,38 @@ class LeaseController {
     Mono<BatchResults<LeaseReportResult>> commits(
             @PathVariable UUID id, @Valid @RequestBody LeaseRequests.CommitsRequest body) {
         return CurrentPrincipal.get().flatMap(p -> reports.commits(id, body, p)).map(BatchResults::new);
+    }
+
+    @ProblemResponse(
+            value = {ProblemType.INVALID_PARAMETER},
+            note = "a malformed id, waitMs below 0 or not an integer")
+    @ProblemResponse(
+            value = {ProblemType.INCARNATION_NOT_FOUND},
+            note = "also for another engine's incarnation")
+    @Operation(operationId = "pollCommands", summary = "Long-poll the engine's commands (ENGINE)")
+    @GetMapping("/api/v1/incarnations/{id}/commands")
+    Mono<List<EngineCommand>> poll(@PathVariable UUID id, @RequestParam(required = false) @Nullable Long waitMs) {
+        return CurrentPrincipal.get().flatMap(p -> commands.poll(id, LongPoll.waitOf(waitMs), p));
+    }
+
+    /** Acknowledges one command: a batch of one; a stale {@code fencingEpoch} is refused (409) and counted. */
+    @ProblemResponse(
+            value = {ProblemType.INVALID_REQUEST, ProblemType.MALFORMED_REQUEST, ProblemType.INVALID_PARAMETER},
+            note = "a malformed id or commandId is an invalid parameter")
+    @ProblemResponse(
+            value = {ProblemType.INCARNATION_NOT_FOUND, ProblemType.NO_SUCH_COMMAND, ProblemType.NO_SUCH_LEASE},
+            note = "the incarnation also when it is another engine's; the command when the incarnation never had it")
+    @ProblemResponse(
+            value = {ProblemType.STALE_EPOCH, ProblemType.LEASE_STATE_CONFLICT, ProblemType.LEASE_FENCED},
+            note = "a PIN acknowledged after its lease left PROPOSED; a donor or bank whose epoch changed since the"
+                    + " lease was made (the lease is refused)")
+    @Operation(operationId = "ackCommand", summary = "Acknowledge one command (ENGINE)")
+    @PostMapping("/api/v1/incarnations/{id}/commands/{commandId}/ack")
+    Mono<EngineCommand.Ack> ack(
+            @PathVariable UUID id, @PathVariable UUID commandId, @Valid @RequestBody LeaseRequests.AckRequest body) {
+        List<LeaseRequests.AckEntry> item = List.of(new LeaseRequests.AckEntry(commandId, body.ok(), body.detail()));
+        return CurrentPrincipal.get()
+                .flatMap(p -> commands.acks(id, body.fencingEpoch(), item, p))
+                .map(results -> results.getFirst().orThrow());
     }
 }

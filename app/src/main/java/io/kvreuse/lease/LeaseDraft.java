@@ -124,7 +124,6 @@ final class LeaseDraft {
     void pinHeld(int rank) {
         pins.add(new Pin(rank, HoldState.HELD));
         changes.add(new LeaseChange.PinAdded(rank));
-        changes.add(new LeaseChange.BlocksPinned(rank, 1));
     }
 
     /** Moves the rank's pin; releasing it gives the bank's blocks back. */
@@ -134,9 +133,6 @@ final class LeaseDraft {
             if (p.rank() == rank && p.state() != to) {
                 pins.set(i, new Pin(rank, to));
                 changes.add(new LeaseChange.PinMoved(rank, p.state(), to));
-                if (to == HoldState.RELEASED) {
-                    changes.add(new LeaseChange.BlocksPinned(rank, -1));
-                }
             }
         }
     }
@@ -152,7 +148,7 @@ final class LeaseDraft {
 
     void destinationHeld(LeaseReport.RankDestination d) {
         destinations.add(new Destination(d.rank(), d.regionRef(), d.runs(), HoldState.HELD));
-        changes.add(new LeaseChange.DestinationAdded(d.rank(), d.regionRef(), d.runs()));
+        changes.add(new LeaseChange.DestinationAdded(d));
     }
 
     void destinationsState(HoldState from, HoldState to) {
@@ -232,8 +228,7 @@ final class LeaseDraft {
         Map<Integer, Part> parts = new HashMap<>(o.parts());
         parts.put(p.rank(), new Part(p.rank(), r.state(), p.bytes(), r.bytes(), r.durationUs()));
         order = new Order(o.orderId(), o.state(), parts);
-        changes.add(new LeaseChange.PartReported(
-                o.orderId(), p.rank(), r.state(), r.bytes(), r.durationUs(), r.nativeStatus(), r.detail()));
+        changes.add(new LeaseChange.PartReported(r));
     }
 
     void audit(String action, @Nullable String reason, Map<String, Object> detail) {

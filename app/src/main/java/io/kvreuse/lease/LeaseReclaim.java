@@ -1,8 +1,6 @@
 package io.kvreuse.lease;
 
 import io.kvreuse.lease.LeaseAggregate.HoldState;
-import java.time.Clock;
-import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import org.springframework.stereotype.Service;
@@ -18,34 +16,29 @@ import reactor.core.publisher.Mono;
 @Service
 public class LeaseReclaim {
 
-    private final LeaseStore leases;
     private final LeaseAggregates aggregates;
+    private final ReportGroups groups;
     private final LeaseWriter writer;
-    private final Clock clock;
 
-    LeaseReclaim(LeaseStore leases, LeaseAggregates aggregates, LeaseWriter writer, Clock clock) {
-        this.leases = leases;
+    LeaseReclaim(LeaseAggregates aggregates, ReportGroups groups, LeaseWriter writer) {
         this.aggregates = aggregates;
+        this.groups = groups;
         this.writer = writer;
-        this.clock = clock;
     }
 
     /** What reclaiming released. */
     public record Released(int leases, long pins, long destinations) {}
 
     public Mono<Released> reclaim(UUID incarnationId, String actor, String reason) {
-        Instant now = clock.instant();
-        LeaseReport cleanup = new LeaseReport.Cleanup(incarnationId, reason);
-        return leases.unfinished(incarnationId)
+        return aggregates
+                .read(LeaseAggregates.UNFINISHED, s -> s.bind("i", incarnationId))
+                .map(l -> l.row().leaseId())
                 .collectList()
-                .flatMap(aggregates::lock)
-                .map(locked -> locked.values().stream()
-                        .map(l -> LeaseDecider.decide(l, cleanup, actor, now))
-                        .toList())
-                .flatMap(decided -> writer.write(decided, now).then(Mono.fromSupplier(() -> {
+                .flatMap(ids -> groups.decideAll(ids, new LeaseReport.Cleanup(incarnationId, reason), actor))
+                .map(decided -> {
                     writer.published(decided);
                     return released(decided);
-                })));
+                });
     }
 
     /** The fenced side's pins and destination ranks that cleanup released at once. */

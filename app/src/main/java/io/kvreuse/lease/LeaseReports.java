@@ -128,7 +128,7 @@ class LeaseReports {
         return single(
                         id,
                         p,
-                        row -> parties.target(row, p, req.fencingEpoch())
+                        row -> parties.engineSide(row, false, p, req.fencingEpoch())
                                 .then(regions.registry(row.targetId()))
                                 .map(r -> destination(req.ranks(), r)))
                 .onErrorMap(DataIntegrityViolationException.class, e -> LeaseProblems.destinationOverlap(id));
@@ -138,7 +138,7 @@ class LeaseReports {
         return single(
                 id,
                 p,
-                row -> parties.target(row, p, req.fencingEpoch())
+                row -> parties.engineSide(row, false, p, req.fencingEpoch())
                         .thenReturn(new LeaseReport.Commit(req.committedBlocks())));
     }
 
@@ -148,7 +148,9 @@ class LeaseReports {
                 ? "aborted"
                 : req.reason().strip();
         return single(
-                id, p, row -> parties.target(row, p, req.fencingEpoch()).thenReturn(new LeaseReport.Abort(reason)));
+                id,
+                p,
+                row -> parties.engineSide(row, false, p, req.fencingEpoch()).thenReturn(new LeaseReport.Abort(reason)));
     }
 
     /**

@@ -1,8 +1,11 @@
 package io.kvreuse.lease;
 
-import io.r2dbc.postgresql.codec.Json;
-import io.r2dbc.spi.Readable;
+import io.kvreuse.bank.BlockPins;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
@@ -38,62 +41,23 @@ record LeaseRow(
         long version) {
 
     /**
-     * The columns {@link #of} reads, for a query that names the lease table {@code l}. Timestamps come
-     * as epoch microseconds: decoding them from text costs more than all the other columns together.
+     * Lease {@code l} as the JSON object a {@code LeaseRow} decodes from; times as epoch seconds to the
+     * microsecond (PostgreSQL's resolution), which decode exactly and much faster than timestamp text.
      */
-    static final String COLUMNS = """
-            l.lease_id, l.request_id, l.state, l.outcome, l.reason, l.domain_id, l.donor_incarnation_id, l.donor_epoch,
-            l.bank_id, l.bank_epoch, l.target_incarnation_id, l.target_epoch, l.local_prefix_blocks, l.fetch_blocks,
-            l.seq_hashes, l.source_slot_runs, l.transport_class, l.predicted_transfer_ms, l.predicted_recompute_ms,
-            l.committed_blocks, l.source_quiesced, l.destination_quiesced, l.version,
-            CAST(EXTRACT(EPOCH FROM l.created_at) * 1000000 AS BIGINT) AS created_at,
-            CAST(EXTRACT(EPOCH FROM l.ttl_deadline) * 1000000 AS BIGINT) AS ttl_deadline,
-            CAST(EXTRACT(EPOCH FROM l.transfer_deadline) * 1000000 AS BIGINT) AS transfer_deadline,
-            CAST(EXTRACT(EPOCH FROM l.abandon_deadline) * 1000000 AS BIGINT) AS abandon_deadline,
-            CAST(EXTRACT(EPOCH FROM l.state_changed_at) * 1000000 AS BIGINT) AS state_changed_at""";
-
-    static LeaseRow of(Readable r) {
-        Long[] hashes = r.get("seq_hashes", Long[].class);
-        long[] h = new long[hashes == null ? 0 : hashes.length];
-        for (int i = 0; i < h.length; i++) {
-            h[i] = hashes[i];
-        }
-        Json runs = r.get("source_slot_runs", Json.class);
-        return new LeaseRow(
-                r.get("lease_id", UUID.class),
-                r.get("request_id", String.class),
-                LeaseState.valueOf(r.get("state", String.class)),
-                r.get("outcome", String.class),
-                r.get("reason", String.class),
-                r.get("domain_id", String.class),
-                r.get("donor_incarnation_id", UUID.class),
-                r.get("donor_epoch", Long.class),
-                r.get("bank_id", UUID.class),
-                r.get("bank_epoch", Long.class),
-                r.get("target_incarnation_id", UUID.class),
-                r.get("target_epoch", Long.class),
-                r.get("local_prefix_blocks", Integer.class),
-                r.get("fetch_blocks", Integer.class),
-                h,
-                runs == null ? new int[0][] : SlotRuns.parse(runs.asString()),
-                r.get("transport_class", String.class),
-                r.get("predicted_transfer_ms", Double.class),
-                r.get("predicted_recompute_ms", Double.class),
-                r.get("committed_blocks", Integer.class),
-                Boolean.TRUE.equals(r.get("source_quiesced", Boolean.class)),
-                Boolean.TRUE.equals(r.get("destination_quiesced", Boolean.class)),
-                at(r, "created_at"),
-                at(r, "ttl_deadline"),
-                at(r, "transfer_deadline"),
-                at(r, "abandon_deadline"),
-                at(r, "state_changed_at"),
-                r.get("version", Long.class));
-    }
-
-    private static Instant at(Readable r, String column) {
-        long us = r.get(column, Long.class);
-        return Instant.ofEpochSecond(Math.floorDiv(us, 1_000_000L), Math.floorMod(us, 1_000_000L) * 1000L);
-    }
+    static final String JSON = """
+            json_build_object('leaseId', l.lease_id, 'requestId', l.request_id, 'state', l.state, 'outcome', l.outcome,
+                'reason', l.reason, 'domainId', l.domain_id, 'donorId', l.donor_incarnation_id, 'donorEpoch', l.donor_epoch,
+                'bankId', l.bank_id, 'bankEpoch', l.bank_epoch, 'targetId', l.target_incarnation_id,
+                'targetEpoch', l.target_epoch, 'localPrefixBlocks', l.local_prefix_blocks, 'fetchBlocks', l.fetch_blocks,
+                'seqHashes', COALESCE(l.seq_hashes, '{}'), 'sourceRuns', COALESCE(l.source_slot_runs, '[]'),
+                'transportClass', l.transport_class, 'predictedTransferMs', l.predicted_transfer_ms,
+                'predictedRecomputeMs', l.predicted_recompute_ms, 'committedBlocks', l.committed_blocks,
+                'sourceQuiesced', COALESCE(l.source_quiesced, FALSE),
+                'destinationQuiesced', COALESCE(l.destination_quiesced, FALSE), 'version', l.version,
+                'createdAt', EXTRACT(EPOCH FROM l.created_at), 'ttlDeadline', EXTRACT(EPOCH FROM l.ttl_deadline),
+                'transferDeadline', EXTRACT(EPOCH FROM l.transfer_deadline),
+                'abandonDeadline', EXTRACT(EPOCH FROM l.abandon_deadline),
+                'stateChangedAt', EXTRACT(EPOCH FROM l.state_changed_at))""";
 
     /** The same lease after a move to {@code to}. */
     LeaseRow moved(LeaseState to, @Nullable String newOutcome, @Nullable String newReason, Instant now) {
@@ -154,8 +118,18 @@ record LeaseRow(
                 newVersion);
     }
 
-    /** The source slot of every fetched block, in order. */
-    int[] sourceSlots() {
-        return SlotRuns.expand(sourceRuns, fetchBlocks);
+    /** How statements bind a time. */
+    static OffsetDateTime at(Instant t) {
+        return t.atOffset(ZoneOffset.UTC);
+    }
+
+    /** The lease's blocks on one rank of the donor's bank, each at its slot, numbered {@code item}. */
+    List<BlockPins.Block> blocks(int item, int rank) {
+        int[] slots = SlotRuns.expand(sourceRuns, fetchBlocks);
+        List<BlockPins.Block> blocks = new ArrayList<>();
+        for (int i = 0; i < seqHashes.length; i++) {
+            blocks.add(new BlockPins.Block(item, bankId, rank, seqHashes[i], slots[i]));
+        }
+        return blocks;
     }
 }

@@ -39,7 +39,7 @@ public class LeaseSweeper {
 
     private final DatabaseClient db;
     private final TransactionalOperator tx;
-    private final LeaseAggregates aggregates;
+    private final ReportGroups groups;
     private final LeaseWriter writer;
     private final Incarnations incarnations;
     private final EngineCommands.LeaseProperties props;
@@ -48,14 +48,14 @@ public class LeaseSweeper {
     LeaseSweeper(
             DatabaseClient db,
             TransactionalOperator tx,
-            LeaseAggregates aggregates,
+            ReportGroups groups,
             LeaseWriter writer,
             Incarnations incarnations,
             EngineCommands.LeaseProperties props,
             Clock clock) {
         this.db = db;
         this.tx = tx;
-        this.aggregates = aggregates;
+        this.groups = groups;
         this.writer = writer;
         this.incarnations = incarnations;
         this.props = props;
@@ -81,9 +81,11 @@ public class LeaseSweeper {
             Mono<Boolean> sweep = tryLock()
                     .flatMap(locked -> !locked
                             ? Mono.just(false)
-                            : ids(db.sql(DUE).bind("now", LeaseStore.at(now)))
-                                    .flatMap(due -> decide(due, new LeaseReport.Tick(now), ACTOR, now))
-                                    .doOnNext(decided::addAll)
+                            : ids(db.sql(DUE).bind("now", LeaseRow.at(now)))
+                                    .flatMap(due -> groups.decideAll(due, new LeaseReport.Tick(now), ACTOR))
+                                    .doOnNext(all -> all.stream()
+                                            .filter(d -> !d.changes().isEmpty())
+                                            .forEach(decided::add))
                                     .then(ids(db.sql(LOST_PARTIES))
                                             .flatMapMany(Flux::fromIterable)
                                             .concatMap(this::reclaimPending)
@@ -101,24 +103,12 @@ public class LeaseSweeper {
 
     @EventListener
     void on(ProposalAbandoned abandoned) {
-        Instant now = clock.instant();
-        decide(List.of(abandoned.leaseId()), new LeaseReport.Withdrawn(abandoned.reason()), SELECTION, now)
+        groups.decideAll(List.of(abandoned.leaseId()), new LeaseReport.Withdrawn(abandoned.reason()), SELECTION)
                 .as(tx::transactional)
                 .subscribe(
                         writer::published,
                         e -> log.warn("abandoned lease " + abandoned.leaseId()
                                 + " not withdrawn; its deadlines will end it: " + e));
-    }
-
-    /** Decides the report on each of the leases, locked, and writes the decisions that change something. */
-    private Mono<List<LeaseDecision>> decide(List<UUID> ids, LeaseReport report, String actor, Instant now) {
-        return aggregates.lock(ids).flatMap(leases -> {
-            List<LeaseDecision> decided = leases.values().stream()
-                    .map(l -> LeaseDecider.decide(l, report, actor, now))
-                    .filter(d -> !d.changes().isEmpty())
-                    .toList();
-            return writer.write(decided, now).thenReturn(decided);
-        });
     }
 
     private Mono<Boolean> tryLock() {

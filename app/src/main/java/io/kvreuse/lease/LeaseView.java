@@ -117,23 +117,9 @@ public record LeaseView(
 
             @Schema(description = "The allocation's state") String state) {}
 
-    /** The lease as a decision left it: what reading it back once the decision is written answers. */
+    /** The lease as read, or as a decision left it: what reading it back once the decision is written answers. */
     static LeaseView of(LeaseAggregate lease) {
         LeaseRow r = lease.row();
-        return of(
-                r,
-                lease.pins().stream()
-                        .sorted(Comparator.comparingInt(LeaseAggregate.Pin::rank))
-                        .map(p -> new HoldStore.Pin(p.rank(), p.state().name(), r.fetchBlocks()))
-                        .toList(),
-                lease.destinations().stream()
-                        .sorted(Comparator.comparingInt(LeaseAggregate.Destination::rank))
-                        .map(d -> new HoldStore.Destination(
-                                d.rank(), d.regionRef(), d.runs(), d.state().name()))
-                        .toList());
-    }
-
-    static LeaseView of(LeaseRow r, List<HoldStore.Pin> pins, List<HoldStore.Destination> dests) {
         return new LeaseView(
                 r.leaseId(),
                 r.requestId(),
@@ -163,9 +149,17 @@ public record LeaseView(
                 r.abandonDeadline(),
                 r.stateChangedAt(),
                 r.version(),
-                pins.stream().map(p -> new Pin(p.rank(), p.state(), p.blocks())).toList(),
-                dests.stream()
-                        .map(d -> new Destination(d.rank(), d.regionRef(), SlotRuns.list(d.runs()), d.state()))
+                lease.pins().stream()
+                        .sorted(Comparator.comparingInt(LeaseAggregate.Pin::rank))
+                        .map(p -> new Pin(p.rank(), p.state().name(), r.fetchBlocks()))
+                        .toList(),
+                lease.destinations().stream()
+                        .sorted(Comparator.comparingInt(LeaseAggregate.Destination::rank))
+                        .map(d -> new Destination(
+                                d.rank(),
+                                d.regionRef(),
+                                SlotRuns.list(d.runs()),
+                                d.state().name()))
                         .toList());
     }
 }

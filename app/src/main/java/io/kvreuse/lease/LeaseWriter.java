@@ -4,6 +4,7 @@ import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.bank.BlockPins;
 import io.kvreuse.domain.TransferCalibration;
 import io.kvreuse.lease.LeaseAggregate.CommandState;
+import io.kvreuse.lease.LeaseAggregate.HoldState;
 import io.kvreuse.lease.LeaseAggregate.OrderState;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -68,12 +69,11 @@ class LeaseWriter {
                 FROM unnest(CAST(:pin_l AS UUID[]), CAST(:pin_r AS INTEGER[]), CAST(:pin_b AS UUID[]), CAST(:pin_runs AS TEXT[]),
                             CAST(:pin_n AS INTEGER[]), CAST(:pin_st AS TEXT[])) AS p(l, r, b, runs, n, st))""";
 
-    /** One rank's pin, or every rank's when the rank is negative. */
     private static final String PIN_STATES = """
             pin_states AS (UPDATE lease_source_pin p SET state = m.t, updated_at = :now
                 FROM unnest(CAST(:pst_l AS UUID[]), CAST(:pst_r AS INTEGER[]), CAST(:pst_f AS TEXT[]), CAST(:pst_t AS TEXT[]))
                      AS m(l, r, f, t)
-                WHERE p.lease_id = m.l AND (m.r < 0 OR p.rank = m.r) AND p.state = m.f
+                WHERE p.lease_id = m.l AND p.rank = m.r AND p.state = m.f
                   AND p.lease_id = ANY(CAST(:pst_l AS UUID[])))""";
 
     /** The batch's new destinations, for their rows, their slot runs and the parts of new orders. */
@@ -230,7 +230,8 @@ class LeaseWriter {
                         last[1] = first[1];
                         return last;
                     });
-                case LeaseChange.PinAdded p ->
+                case LeaseChange.PinAdded p -> {
+                    pinned.addAll(lease.blocks(0, p.rank()));
                     newPins.put(
                             id + "/" + p.rank(),
                             id,
@@ -239,11 +240,11 @@ class LeaseWriter {
                             SlotRuns.json(lease.sourceRuns()),
                             lease.fetchBlocks(),
                             "HELD");
-                case LeaseChange.PinMoved p -> pinMoved(id, p);
-                case LeaseChange.BlocksPinned b -> blocks(b.delta() > 0 ? pinned : unpinned, lease, b.rank());
-                case LeaseChange.DestinationAdded x -> {
-                    int blocks = (int) SlotRuns.total(x.runs());
+                }
+                case LeaseChange.PinMoved p -> pinMoved(lease, p);
+                case LeaseChange.DestinationAdded(var x) -> {
                     String runs = SlotRuns.json(x.runs());
+                    int blocks = (int) SlotRuns.total(x.runs());
                     newDestinations.put(
                             id + "/" + x.rank(), id, x.rank(), lease.targetId(), x.regionRef(), runs, blocks, "HELD");
                 }
@@ -254,22 +255,15 @@ class LeaseWriter {
                     commands.put(new Object(), c.incarnationId(), id, c.type().name(), c.rank());
                 case LeaseChange.OrderQueued o -> newOrders.put(id, UUID.randomUUID(), id, "QUEUED");
                 case LeaseChange.OrderMoved o -> orderMoved(id, o);
-                case LeaseChange.PartReported p -> part(id, p);
+                case LeaseChange.PartReported(var p) -> part(id, p);
             }
         }
 
         /** A part's last report; a report proves the agent has the order. */
-        private void part(UUID leaseId, LeaseChange.PartReported p) {
+        private void part(UUID leaseId, LeaseReport.Part p) {
             String state = p.state().name();
-            parts.put(
-                    p.orderId() + "/" + p.rank(),
-                    p.orderId(),
-                    p.rank(),
-                    state,
-                    p.bytesMoved(),
-                    p.durationUs(),
-                    p.nativeStatus(),
-                    p.detail());
+            Object[] row = {p.orderId(), p.rank(), state, p.bytes(), p.durationUs(), p.nativeStatus(), p.detail()};
+            parts.put(p.orderId() + "/" + p.rank(), row);
             order(leaseId)[3] = true;
         }
 
@@ -287,14 +281,15 @@ class LeaseWriter {
             };
         }
 
-        /** Moves the batch's new pins of the rank (or all) in memory, and the stored ones by statement. */
-        private void pinMoved(UUID id, LeaseChange.PinMoved p) {
-            for (Object[] pin : newPins.rows().values()) {
-                if (pin[0].equals(id)
-                        && (p.rank() < 0 || pin[1].equals(p.rank()))
-                        && pin[5].equals(p.from().name())) {
-                    pin[5] = p.to().name();
-                }
+        /** Moves the batch's new pin of the rank in memory, or the stored one by statement; a release unpins. */
+        private void pinMoved(LeaseRow lease, LeaseChange.PinMoved p) {
+            UUID id = lease.leaseId();
+            if (p.to() == HoldState.RELEASED) {
+                unpinned.addAll(lease.blocks(0, p.rank()));
+            }
+            Object[] pin = newPins.rows().get(id + "/" + p.rank());
+            if (pin != null && pin[5].equals(p.from().name())) {
+                pin[5] = p.to().name();
             }
             Object[] row = {id, p.rank(), p.from().name(), p.to().name()};
             pinStates.rows().merge(id + "/" + p.rank(), row, (first, last) ->
@@ -333,14 +328,6 @@ class LeaseWriter {
 
         private Object[] order(UUID leaseId) {
             return orders.rows().computeIfAbsent(leaseId, k -> new Object[] {leaseId, null, false, false});
-        }
-
-        private static void blocks(List<BlockPins.Block> into, LeaseRow lease, int rank) {
-            int[] slots = lease.sourceSlots();
-            long[] hashes = lease.seqHashes();
-            for (int i = 0; i < hashes.length; i++) {
-                into.add(new BlockPins.Block(0, lease.bankId(), rank, hashes[i], slots[i]));
-            }
         }
 
         /** The CTEs of the kinds that have rows, in one statement answering how many leases it moved. */
@@ -394,7 +381,7 @@ class LeaseWriter {
         if (sql == null) {
             return Mono.empty();
         }
-        bindings.put("now", LeaseStore.at(now));
+        bindings.put("now", LeaseRow.at(now));
         long expected = batch.moves.rows().size();
         return db.sql(sql)
                 .bindValues(bindings)

@@ -15,7 +15,6 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.reactive.TransactionalOperator;
@@ -69,9 +68,7 @@ class ReportGroups {
 
     /** One request's reports, decided in the next group; per report, its decision or problem. */
     Mono<List<ItemResult<LeaseDecision>>> submit(List<Grouped> reports) {
-        List<UUID> ids =
-                reports.stream().map(Grouped::leaseId).filter(Objects::nonNull).toList();
-        return submit(ids, locked -> Mono.just(reports));
+        return submit(ids(reports), locked -> Mono.just(reports));
     }
 
     /** As {@link #submit(List)}, with the reports built on the locked leases (of {@code leaseIds}). */
@@ -104,9 +101,11 @@ class ReportGroups {
 
     /** Call inside a transaction: the reports decided on their locked leases, written and counted. */
     Mono<List<ItemResult<LeaseDecision>>> decide(List<Grouped> reports) {
-        List<UUID> ids =
-                reports.stream().map(Grouped::leaseId).filter(Objects::nonNull).toList();
-        return written(ids, locked -> Mono.just(reports)).doOnNext(r -> writer.published(decisions(r)));
+        return written(ids(reports), locked -> Mono.just(reports)).doOnNext(r -> writer.published(decisions(r)));
+    }
+
+    private static List<UUID> ids(List<Grouped> reports) {
+        return reports.stream().map(Grouped::leaseId).filter(Objects::nonNull).toList();
     }
 
     /**
@@ -144,15 +143,19 @@ class ReportGroups {
                 .onErrorResume(KvReuseException.class, e -> Mono.just(ItemResult.failed(e)));
     }
 
-    /** Reports that need no check beyond their lease's existence: {@code reports.get(i)} on lease {@code leaseIds.get(i)}. */
-    static List<Grouped> unchecked(List<UUID> leaseIds, List<? extends LeaseReport> reports, String actor) {
-        return IntStream.range(0, leaseIds.size())
-                .mapToObj(i -> new Grouped(
-                        leaseIds.get(i),
-                        actor,
-                        lease -> Mono.just(reports.get(i)),
-                        () -> LeaseProblems.noSuchLease(leaseIds.get(i))))
-                .toList();
+    /** A report that needs no check beyond its lease's existence. */
+    static Grouped unchecked(UUID leaseId, LeaseReport report, String actor) {
+        return new Grouped(leaseId, actor, lease -> Mono.just(report), () -> LeaseProblems.noSuchLease(leaseId));
+    }
+
+    /**
+     * Call inside a transaction: one report decided on each of the leases, locked, and written; a
+     * lease not found is left out. The caller counts the decisions once committed.
+     */
+    Mono<List<LeaseDecision>> decideAll(List<UUID> leaseIds, LeaseReport report, String actor) {
+        List<Grouped> reports =
+                leaseIds.stream().map(id -> unchecked(id, report, actor)).toList();
+        return written(leaseIds, locked -> Mono.just(reports)).map(ReportGroups::decisions);
     }
 
     /** The decisions of a group's results (a report refused before the decider has none). */
