@@ -63,7 +63,7 @@ public class EngineCommands {
     private final DatabaseClient db;
     private final BlockPins pins;
     private final ReportGroups groups;
-    private final LeaseMetrics metrics;
+    private final PartyChecks parties;
     private final LongPoll longPoll;
     private final LeaseProperties props;
     private final Clock clock;
@@ -74,7 +74,7 @@ public class EngineCommands {
             DatabaseClient db,
             BlockPins pins,
             ReportGroups groups,
-            LeaseMetrics metrics,
+            PartyChecks parties,
             LongPoll longPoll,
             LeaseProperties props,
             Clock clock,
@@ -83,7 +83,7 @@ public class EngineCommands {
         this.db = db;
         this.pins = pins;
         this.groups = groups;
-        this.metrics = metrics;
+        this.parties = parties;
         this.longPoll = longPoll;
         this.props = props;
         this.clock = clock;
@@ -145,31 +145,27 @@ public class EngineCommands {
      */
     public Mono<List<ItemResult<EngineCommand.Ack>>> acks(
             UUID incarnationId, long epoch, List<LeaseRequests.AckEntry> items, ApiPrincipal principal) {
-        return incarnations.requireOwnership(incarnationId, principal).flatMap(inc -> {
-            if (inc.fencingEpoch() != epoch) {
-                metrics.stale("incarnation");
-                return Mono.error(LeaseProblems.staleEpoch("incarnation " + incarnationId, epoch, inc.fencingEpoch()));
-            }
-            return db.sql("SELECT command_id, lease_id FROM engine_command"
-                            + " WHERE command_id = ANY(CAST(:ids AS UUID[])) AND incarnation_id = :inc")
-                    .bind(
-                            "ids",
-                            LeaseAggregates.ids(items.stream()
-                                    .map(LeaseRequests.AckEntry::commandId)
-                                    .distinct()
-                                    .toList()))
-                    .bind("inc", incarnationId)
-                    .map((r, m) -> Map.entry(r.get("command_id", UUID.class), r.get("lease_id", UUID.class)))
-                    .all()
-                    .collectMap(Map.Entry::getKey, Map.Entry::getValue)
-                    .flatMap(byCommand -> groups.submit(
-                            byCommand.values(),
-                            leases -> pins.lock(wanted(items, byCommand, leases))
-                                    .map(hits -> grouped(incarnationId, items, byCommand, hits, principal.actor()))))
-                    .map(results -> IntStream.range(0, items.size())
-                            .mapToObj(i -> answer(results.get(i), items.get(i).commandId()))
-                            .toList());
-        });
+        return parties.incarnation(incarnationId, epoch, principal)
+                .then(Mono.defer(() -> leasesOf(incarnationId, items)))
+                .flatMap(byCommand -> groups.submit(
+                        byCommand.values(),
+                        leases -> pins.lock(wanted(items, byCommand, leases))
+                                .map(hits -> grouped(incarnationId, items, byCommand, hits, principal.actor()))))
+                .map(results -> IntStream.range(0, items.size())
+                        .mapToObj(i -> answer(results.get(i), items.get(i).commandId()))
+                        .toList());
+    }
+
+    private Mono<Map<UUID, UUID>> leasesOf(UUID incarnationId, List<LeaseRequests.AckEntry> items) {
+        List<UUID> ids =
+                items.stream().map(LeaseRequests.AckEntry::commandId).distinct().toList();
+        return db.sql("SELECT command_id, lease_id FROM engine_command"
+                        + " WHERE command_id = ANY(CAST(:ids AS UUID[])) AND incarnation_id = :inc")
+                .bind("ids", LeaseAggregates.ids(ids))
+                .bind("inc", incarnationId)
+                .map((r, m) -> Map.entry(r.get("command_id", UUID.class), r.get("lease_id", UUID.class)))
+                .all()
+                .collectMap(Map.Entry::getKey, Map.Entry::getValue);
     }
 
     /** The blocks each acknowledged PIN needs at their slots, numbered by item. */

@@ -31,11 +31,7 @@ record LeaseAggregate(
     enum HoldState {
         HELD,
         RELEASING,
-        RELEASED;
-
-        boolean outstanding() {
-            return this != RELEASED;
-        }
+        RELEASED
     }
 
     enum CommandType {
@@ -112,8 +108,8 @@ record LeaseAggregate(
 
     /** Whether some pin or allocation is held or being released. */
     boolean holdsAnything() {
-        return pins.stream().anyMatch(p -> p.state().outstanding())
-                || destinations.stream().anyMatch(d -> d.state().outstanding());
+        return pins.stream().anyMatch(p -> p.state() != HoldState.RELEASED)
+                || destinations.stream().anyMatch(d -> d.state() != HoldState.RELEASED);
     }
 
     @Nullable

@@ -220,7 +220,7 @@ class LeaseController {
             value = {ProblemType.INCARNATION_NOT_FOUND},
             note = "also for another engine's incarnation")
     @Operation(operationId = "pollCommands", summary = "Long-poll the engine's commands (ENGINE)")
-    @GetMapping("/api/v1/incarnations/{id}/commands")
+    @GetMapping(INCARNATION + "/commands")
     Mono<List<EngineCommand>> poll(@PathVariable UUID id, @RequestParam(required = false) @Nullable Long waitMs) {
         return CurrentPrincipal.get().flatMap(p -> commands.poll(id, LongPoll.waitOf(waitMs), p));
     }
@@ -237,7 +237,7 @@ class LeaseController {
             note = "a PIN acknowledged after its lease left PROPOSED; a donor or bank whose epoch changed since the"
                     + " lease was made (the lease is refused)")
     @Operation(operationId = "ackCommand", summary = "Acknowledge one command (ENGINE)")
-    @PostMapping("/api/v1/incarnations/{id}/commands/{commandId}/ack")
+    @PostMapping(INCARNATION + "/commands/{commandId}/ack")
     Mono<EngineCommand.Ack> ack(
             @PathVariable UUID id, @PathVariable UUID commandId, @Valid @RequestBody LeaseRequests.AckRequest body) {
         List<LeaseRequests.AckEntry> item = List.of(new LeaseRequests.AckEntry(commandId, body.ok(), body.detail()));

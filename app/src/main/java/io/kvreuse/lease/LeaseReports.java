@@ -1,7 +1,6 @@
 package io.kvreuse.lease;
 
 import io.kvreuse.error.ItemResult;
-import io.kvreuse.incarnation.Incarnations;
 import io.kvreuse.region.DestinationRegions;
 import io.kvreuse.security.ApiPrincipal;
 import java.util.List;
@@ -27,20 +26,11 @@ import reactor.core.publisher.Mono;
 class LeaseReports {
 
     private final PartyChecks parties;
-    private final LeaseMetrics metrics;
-    private final Incarnations incarnations;
     private final DestinationRegions regions;
     private final ReportGroups groups;
 
-    LeaseReports(
-            PartyChecks parties,
-            LeaseMetrics metrics,
-            Incarnations incarnations,
-            DestinationRegions regions,
-            ReportGroups groups) {
+    LeaseReports(PartyChecks parties, DestinationRegions regions, ReportGroups groups) {
         this.parties = parties;
-        this.metrics = metrics;
-        this.incarnations = incarnations;
         this.regions = regions;
         this.groups = groups;
     }
@@ -74,11 +64,7 @@ class LeaseReports {
     /** A batch of the target's reports, checked once for the incarnation and per item for the lease's target. */
     private Mono<List<ItemResult<LeaseReportResult>>> batch(
             UUID targetId, long epoch, ApiPrincipal p, List<UUID> ids, IntFunction<LeaseReport> reports) {
-        return incarnations.requireOwnership(targetId, p).flatMap(inc -> {
-            if (inc.fencingEpoch() != epoch) {
-                metrics.stale("incarnation");
-                return Mono.error(LeaseProblems.staleEpoch("incarnation " + targetId, epoch, inc.fencingEpoch()));
-            }
+        return parties.incarnation(targetId, epoch, p).then(Mono.defer(() -> {
             List<ReportGroups.Grouped> items = IntStream.range(0, ids.size())
                     .mapToObj(i -> grouped(
                             ids.get(i),
@@ -103,7 +89,7 @@ class LeaseReports {
                                     r,
                                     d -> new LeaseReportResult(d.after().row().leaseId(), d.state())))
                             .toList());
-        });
+        }));
     }
 
     private static ReportGroups.Grouped grouped(UUID id, ApiPrincipal p, Function<LeaseRow, Mono<LeaseReport>> report) {

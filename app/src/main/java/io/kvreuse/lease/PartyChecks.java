@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.incarnation.Incarnations;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.security.Role;
 import java.util.Map;
@@ -27,12 +28,21 @@ class PartyChecks {
             ORDER BY host_id LIMIT 1
             """;
 
+    private final Incarnations incarnations;
     private final LeaseMetrics metrics;
     private final DatabaseClient db;
 
-    PartyChecks(LeaseMetrics metrics, DatabaseClient db) {
+    PartyChecks(Incarnations incarnations, LeaseMetrics metrics, DatabaseClient db) {
+        this.incarnations = incarnations;
         this.metrics = metrics;
         this.db = db;
+    }
+
+    /** An incarnation the principal owns, at this epoch: what a batch of its reports is checked against once. */
+    Mono<Void> incarnation(UUID id, long epoch, ApiPrincipal p) {
+        return incarnations
+                .requireOwnership(id, p)
+                .flatMap(inc -> checkEpoch("incarnation " + id, epoch, inc.fencingEpoch()));
     }
 
     /** An incarnation's current fencing state: what reports are checked against. */
