@@ -62,7 +62,6 @@ record LeaseAggregate(
     /** One source rank's pin on the donor's bank. */
     record Pin(int rank, HoldState state) {}
 
-    /** One target rank's destination allocation. */
     record Destination(int rank, String regionRef, int[][] runs, HoldState state) {}
 
     /** An engine command; rank -1 for the target's DELIVERED and RELEASE. */
@@ -75,7 +74,6 @@ record LeaseAggregate(
         }
     }
 
-    /** The lease's transfer order and its parts by rank. */
     record Order(UUID orderId, OrderState state, Map<Integer, Part> parts) {
 
         Order {

@@ -170,7 +170,6 @@ final class LeaseDraft {
         }
     }
 
-    /** Closes the lease's open commands of one type. */
     void closeAll(CommandType type, CommandState to, String detail) {
         for (Command c : List.copyOf(commands)) {
             if (c.type() == type) {

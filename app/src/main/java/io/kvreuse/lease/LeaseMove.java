@@ -58,7 +58,6 @@ enum LeaseMove {
     FAILED_RELEASE(FAILED, Trigger.RELEASE, RELEASING),
     HOLDS_RELEASED(RELEASING, Trigger.HOLDS_RELEASED, RELEASED);
 
-    /** What makes a lease move. */
     enum Trigger {
         PIN_HELD,
         PIN_REFUSED,
@@ -97,7 +96,6 @@ enum LeaseMove {
         return Arrays.stream(values()).filter(m -> m.from == from && m.on == on).findFirst();
     }
 
-    /** The states {@code from} may move to. */
     static Set<LeaseState> next(LeaseState from) {
         return Arrays.stream(values())
                 .filter(m -> m.from == from)

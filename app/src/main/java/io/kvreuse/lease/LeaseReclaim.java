@@ -26,7 +26,6 @@ public class LeaseReclaim {
         this.writer = writer;
     }
 
-    /** What reclaiming released. */
     public record Released(int leases, long pins, long destinations) {}
 
     public Mono<Released> reclaim(UUID incarnationId, String actor, String reason) {

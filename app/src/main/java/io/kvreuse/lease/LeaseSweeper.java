@@ -72,7 +72,6 @@ public class LeaseSweeper {
         sweepOnce().subscribe(null, e -> log.warn("lease sweep failed; retrying next interval: " + e));
     }
 
-    /** One sweep now, as of the injected clock. */
     public Mono<SweepResult> sweepOnce() {
         return Mono.defer(() -> {
             Instant now = clock.instant();
