@@ -122,9 +122,7 @@ public class EngineCommands {
                         : new LongPoll.Look<>(List.of(EngineCommand.of(r, lease(r))), null))
                 .all()
                 .collectList()
-                .map(rows -> new LongPoll.Look<>(
-                        rows.stream().flatMap(l -> l.found().stream()).toList(),
-                        rows.getFirst().quietUntil()));
+                .map(LongPoll.Look::of);
     }
 
     private LeaseRow lease(Readable r) {

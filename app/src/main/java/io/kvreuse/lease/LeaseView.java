@@ -153,13 +153,17 @@ public record LeaseView(
                         .sorted(Comparator.comparingInt(LeaseAggregate.Pin::rank))
                         .map(p -> new Pin(p.rank(), p.state().name(), r.fetchBlocks()))
                         .toList(),
-                lease.destinations().stream()
-                        .sorted(Comparator.comparingInt(LeaseAggregate.Destination::rank))
-                        .map(d -> new Destination(
-                                d.rank(),
-                                d.regionRef(),
-                                SlotRuns.list(d.runs()),
-                                d.state().name()))
-                        .toList());
+                destinations(lease));
+    }
+
+    private static List<Destination> destinations(LeaseAggregate lease) {
+        return lease.destinations().stream()
+                .sorted(Comparator.comparingInt(LeaseAggregate.Destination::rank))
+                .map(d -> new Destination(
+                        d.rank(),
+                        d.regionRef(),
+                        SlotRuns.list(d.runs()),
+                        d.state().name()))
+                .toList();
     }
 }

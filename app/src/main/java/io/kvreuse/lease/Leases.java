@@ -128,19 +128,14 @@ public class Leases {
                         : new LongPoll.Look<>(List.of(claimed(r)), null))
                 .all()
                 .collectList()
-                .flatMap(rows -> {
-                    List<ClaimedOrder> found =
-                            rows.stream().flatMap(l -> l.found().stream()).toList();
-                    LongPoll.Look<ClaimedOrder> look =
-                            new LongPoll.Look<>(found, rows.getFirst().quietUntil());
-                    return found.isEmpty()
-                            ? Mono.just(look)
-                            : groups.decide(found.stream()
-                                            .map(o -> ReportGroups.unchecked(
-                                                    o.leaseId(), new LeaseReport.OrderClaimed(), actor))
-                                            .toList())
-                                    .thenReturn(look);
-                });
+                .map(LongPoll.Look::of)
+                .flatMap(look -> look.found().isEmpty()
+                        ? Mono.just(look)
+                        : groups.decide(look.found().stream()
+                                        .map(o -> ReportGroups.unchecked(
+                                                o.leaseId(), new LeaseReport.OrderClaimed(), actor))
+                                        .toList())
+                                .thenReturn(look));
     }
 
     private static ClaimedOrder claimed(Readable r) {

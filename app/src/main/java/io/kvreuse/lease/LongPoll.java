@@ -36,7 +36,13 @@ public class LongPoll {
     static final Duration MAX_QUIET = Duration.ofSeconds(10);
 
     /** What one look found and, when nothing, until when nothing comes due unnotified (null: unknown). */
-    public record Look<T>(List<T> found, @Nullable Instant quietUntil) {}
+    public record Look<T>(List<T> found, @Nullable Instant quietUntil) {
+
+        /** A claim statement's rows as one look: what they all found, and the quiet time of the first. */
+        static <T> Look<T> of(List<Look<T>> rows) {
+            return new Look<>(rows.stream().flatMap(l -> l.found().stream()).toList(), rows.getFirst().quietUntil);
+        }
+    }
 
     private record Quiet(Object look, @Nullable Instant until) {}
 
