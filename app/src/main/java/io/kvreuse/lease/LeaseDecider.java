@@ -15,6 +15,7 @@ import io.kvreuse.lease.LeaseMove.Trigger;
 import io.kvreuse.protocol.PartState;
 import io.kvreuse.region.DestinationRegions;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -179,7 +180,7 @@ final class LeaseDecider {
                         .allMatch(r -> held.stream()
                                 .anyMatch(h -> h.rank() == r.rank()
                                         && h.regionRef().equals(r.regionRef())
-                                        && SlotRuns.json(h.runs()).equals(SlotRuns.json(r.runs()))));
+                                        && Arrays.deepEquals(h.runs(), r.runs())));
     }
 
     /** A commit of a delivery under the target's current epoch; the same commit again changes nothing. */

@@ -4,24 +4,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 
-/** Slot runs {@code [[start, count], …]}: their JSON form, validation and expansion. */
+/** Slot runs {@code [[start, count], …]}: their JSON and list forms, validation and expansion. */
 final class SlotRuns {
 
     private SlotRuns() {}
-
-    static int[][] parse(String json) {
-        String body = json.replaceAll("\\s", "");
-        if (body.equals("[]")) {
-            return new int[0][];
-        }
-        String[] pairs = body.substring(2, body.length() - 2).split("\\],\\[");
-        int[][] runs = new int[pairs.length][];
-        for (int i = 0; i < pairs.length; i++) {
-            String[] p = pairs[i].split(",");
-            runs[i] = new int[] {Integer.parseInt(p[0]), Integer.parseInt(p[1])};
-        }
-        return runs;
-    }
 
     static String json(int[][] runs) {
         return Arrays.stream(runs).map(r -> "[" + r[0] + "," + r[1] + "]").collect(Collectors.joining(",", "[", "]"));
