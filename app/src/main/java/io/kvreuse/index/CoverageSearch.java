@@ -9,20 +9,25 @@ import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The read path: walks the request's chain from the root, intersecting the banks still holding
- * every block so far with the holders of the next hash. Work is O(fan-out of h[0] + Σ live
- * candidates per level), never proportional to the fleet's blocks. Hashes are probed a chunk at a
- * time so the CPU overlaps the cache misses of independent probes. No locks: each candidate is
- * interpreted against the {@link BankView} taken before its records were read and checked against
- * the view after; a bank whose batch was purged meanwhile is walked again on its own.
+ * The read path. The banks holding {@code h[0]} are the candidates. A prefix-closed bank (see
+ * {@link Bank}) that serves block i serves every block before it, so its coverage is found by
+ * binary search over the chain; candidates are searched together: a probe of level {@code mid}
+ * splits the candidates still undecided into those serving it (coverage above {@code mid}) and the
+ * others (coverage at most {@code mid}), and each part is searched on in its half. The work is about
+ * (distinct coverages among the candidates) × log2(n) probes, each a merge of the candidates with
+ * one holder array. A bank that is not prefix-closed right now is walked level by level instead.
+ * No locks: each candidate is interpreted against the {@link BankView} taken before its records
+ * were read and checked against the view after; a bank whose batch was purged meanwhile is searched
+ * again on its own. Per-lookup scratch arrays are kept per thread, so a lookup allocates only its
+ * answer.
  */
 final class CoverageSearch {
 
-    private static final int MAX_CHUNK = 32;
     private static final int MAX_ATTEMPTS = 8;
 
     private final HolderTable table;
     private final LongAdder retries = new LongAdder();
+    private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
 
     CoverageSearch(HolderTable table) {
         this.table = table;
@@ -32,22 +37,107 @@ final class CoverageSearch {
         return retries.sum();
     }
 
-    List<Candidate> lookup(Bank[] banks, int domain, long[] h, int n, int lineage, int maxCandidates) {
+    List<Candidate> lookup(@Nullable Bank[] banks, int domain, long[] h, int n, int lineage, int maxCandidates) {
         int[] first = table.get(h[0]);
         if (first == null || maxCandidates <= 0) {
             return List.of();
         }
-        Walk walk = Walk.discover(first, banks, domain);
-        if (walk.size == 0) {
+        Scratch s = scratch.get();
+        int size = s.discover(first, banks, domain, lineage);
+        if (size == 0) {
             return List.of();
         }
-        walkChain(walk, h, n, lineage);
-        for (int a = 0; a < walk.size; a++) {
-            if (!walk.views[a].stillExplains(walk.banks[a].view)) {
-                walk.covered[a] = walkOne(walk.banks[a], walk.views, a, h, n, lineage);
+        int closed = 0;
+        for (int a = 0; a < size; a++) {
+            if (s.covered[a] == 0) {
+                continue;
+            }
+            if (s.views[a].prefixClosed()) {
+                s.order[closed++] = a;
+            } else {
+                s.covered[a] = linear(s.banks[a], s.views[a], h, n, lineage, 1);
             }
         }
-        return walk.best(maxCandidates);
+        if (closed > 0) {
+            split(s, 0, closed, 0, n, h, lineage);
+        }
+        for (int a = 0; a < size; a++) {
+            if (!s.views[a].stillExplains(s.banks[a].view)) {
+                s.covered[a] = again(s, a, h, n, lineage);
+            }
+        }
+        return s.best(maxCandidates);
+    }
+
+    /**
+     * Decides the coverage of the candidates {@code order[from..to)}, all of which serve
+     * {@code h[0..lo]} and none of which serve {@code h[hi]} (or {@code hi == n}).
+     */
+    private void split(Scratch s, int from, int to, int lo, int hi, long[] h, int lineage) {
+        while (hi - lo > 1) {
+            int mid = (lo + hi) >>> 1;
+            int serving = s.partition(from, to, table.get(h[mid]), mid, lineage);
+            if (serving < to) {
+                split(s, serving, to, lo, mid, h, lineage);
+            }
+            if (serving == from) {
+                return;
+            }
+            to = serving;
+            lo = mid;
+        }
+        for (int j = from; j < to; j++) {
+            s.covered[s.order[j]] = lo + 1;
+        }
+    }
+
+    /** Coverage of one bank as {@code view} shows it, level by level from {@code from} (which it serves up to). */
+    private int linear(Bank bank, BankView view, long[] h, int n, int lineage, int from) {
+        int k = from;
+        while (k < n && serves(table.get(h[k]), bank, view, k, lineage)) {
+            k++;
+        }
+        return k;
+    }
+
+    private static boolean serves(int @Nullable [] holders, Bank bank, BankView view, int level, int lineage) {
+        if (holders == null) {
+            return false;
+        }
+        int from = Holders.count(holders) > 8 ? Holders.firstAtOrAfter(holders, bank.index) : 0;
+        return serving(holders, from, bank.index, view, level, lineage) != NO_RECORD;
+    }
+
+    /** Coverage of candidate {@code a} alone, from a fresh view; 0 if it keeps changing under us. */
+    private int again(Scratch s, int a, long[] h, int n, int lineage) {
+        Bank bank = s.banks[a];
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            retries.increment();
+            BankView view = bank.view;
+            int k = 0;
+            if (view.published() && serves(table.get(h[0]), bank, view, 0, lineage)) {
+                if (view.prefixClosed()) {
+                    int lo = 0;
+                    int hi = n;
+                    while (hi - lo > 1) {
+                        int mid = (lo + hi) >>> 1;
+                        if (serves(table.get(h[mid]), bank, view, mid, lineage)) {
+                            lo = mid;
+                        } else {
+                            hi = mid;
+                        }
+                    }
+                    k = lo + 1;
+                } else {
+                    k = linear(bank, view, h, n, lineage, 1);
+                }
+            }
+            if (view.stillExplains(bank.view)) {
+                s.views[a] = view;
+                return k;
+            }
+        }
+        return 0;
     }
 
     /** The slots of {@code h[from..to)} in the bank, as far as it holds them contiguously now. */
@@ -73,47 +163,6 @@ final class CoverageSearch {
             retries.increment();
         }
         return new int[0];
-    }
-
-    private void walkChain(Walk walk, long[] h, int n, int lineage) {
-        int[][] chunk = new int[Math.min(MAX_CHUNK, n)][];
-        int chunkSize = 4;
-        int alive = walk.size;
-        for (int level = 0; level < n && alive > 0; ) {
-            int end = Math.min(n, level + chunkSize);
-            table.getAll(h, level, end, chunk);
-            for (int i = level; i < end && alive > 0; i++) {
-                alive = walk.advance(chunk[i - level], i, alive, lineage);
-            }
-            level = end;
-            chunkSize = Math.min(MAX_CHUNK, chunkSize * 2);
-        }
-        for (int j = 0; j < alive; j++) {
-            walk.covered[walk.alive[j]] = n;
-        }
-    }
-
-    /** Coverage of one bank alone, from a fresh view; 0 if it keeps changing under us. */
-    private int walkOne(Bank bank, BankView[] views, int at, long[] h, int n, int lineage) {
-        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-            retries.increment();
-            BankView view = bank.view;
-            int k = 0;
-            if (view.published()) {
-                while (k < n) {
-                    int[] holders = table.get(h[k]);
-                    if (holders == null || serving(holders, 0, bank.index, view, k, lineage) == NO_RECORD) {
-                        break;
-                    }
-                    k++;
-                }
-            }
-            if (view.stillExplains(bank.view)) {
-                views[at] = view;
-                return k;
-            }
-        }
-        return 0;
     }
 
     /**
@@ -148,24 +197,32 @@ final class CoverageSearch {
         return blockLineage == LineageIds.NONE || blockLineage == lineage ? record : NO_RECORD;
     }
 
-    /** Per-lookup state: the banks found holding h[0], their views, coverage, and who is still alive. */
-    private static final class Walk {
-        final Bank[] banks;
-        final BankView[] views;
-        final int[] covered;
-        final int[] alive;
+    /** Per-lookup state, reused by the thread's next lookup: the candidates, their views, coverage and search order. */
+    private static final class Scratch {
+        @Nullable
+        Bank[] banks = new Bank[16];
+
+        BankView[] views = new BankView[16];
+        int[] covered = new int[16];
+        int[] order = new int[16];
+        int[] spare = new int[16];
         int size;
 
-        private Walk(int capacity) {
-            banks = new Bank[capacity];
-            views = new BankView[capacity];
-            covered = new int[capacity];
-            alive = new int[capacity];
-        }
-
-        static Walk discover(int[] first, @Nullable Bank[] all, int domain) {
+        /**
+         * Collects the published banks of the domain holding {@code h[0]}; those that do not serve it
+         * at position 0 get coverage 0, the others 1 for now.
+         */
+        int discover(int[] first, @Nullable Bank[] all, int domain, int lineage) {
             int count = Holders.count(first);
-            Walk walk = new Walk(count);
+            if (banks.length < count) {
+                int grown = Math.max(count, banks.length * 2);
+                banks = new Bank[grown];
+                views = new BankView[grown];
+                covered = new int[grown];
+                order = new int[grown];
+                spare = new int[grown];
+            }
+            size = 0;
             int previous = -1;
             for (int r = 0; r < count; r++) {
                 int index = Holders.bank(Holders.bankWord(first, r));
@@ -179,29 +236,30 @@ final class CoverageSearch {
                 }
                 BankView view = bank.view;
                 if (view.published()) {
-                    walk.banks[walk.size] = bank;
-                    walk.views[walk.size] = view;
-                    walk.alive[walk.size] = walk.size;
-                    walk.size++;
+                    banks[size] = bank;
+                    views[size] = view;
+                    covered[size] = serving(first, r, index, view, 0, lineage) == NO_RECORD ? 0 : 1;
+                    size++;
                 }
             }
-            return walk;
+            return size;
         }
 
-        /** Keeps the alive banks serving {@code h[level]}; the others cover exactly {@code level}. */
-        int advance(int @Nullable [] holders, int level, int alive, int lineage) {
+        /**
+         * Reorders {@code order[from..to)} (kept in bank order) so that the candidates serving
+         * {@code h[level]} come first, and returns where the others start.
+         */
+        int partition(int from, int to, int @Nullable [] holders, int level, int lineage) {
             if (holders == null) {
-                for (int j = 0; j < alive; j++) {
-                    covered[this.alive[j]] = level;
-                }
-                return 0;
+                return from;
             }
             int count = Holders.count(holders);
-            boolean search = alive * 8 < count;
+            boolean search = (to - from) * 8 < count;
             int r = 0;
-            int kept = 0;
-            for (int j = 0; j < alive; j++) {
-                int a = this.alive[j];
+            int kept = from;
+            int dropped = 0;
+            for (int j = from; j < to; j++) {
+                int a = order[j];
                 int bank = banks[a].index;
                 if (search) {
                     r = Holders.firstAtOrAfter(holders, bank);
@@ -211,22 +269,24 @@ final class CoverageSearch {
                     }
                 }
                 if (serving(holders, r, bank, views[a], level, lineage) != NO_RECORD) {
-                    this.alive[kept++] = a;
+                    order[kept++] = a;
                 } else {
-                    covered[a] = level;
+                    spare[dropped++] = a;
                 }
             }
+            System.arraycopy(spare, 0, order, kept, dropped);
             return kept;
         }
 
         List<Candidate> best(int maxCandidates) {
-            int[] top = new int[Math.min(maxCandidates, size)];
+            int[] top = spare;
+            int limit = Math.min(maxCandidates, size);
             int n = 0;
             for (int a = 0; a < size; a++) {
-                if (covered[a] == 0 || (n == top.length && !better(a, top[n - 1]))) {
+                if (covered[a] == 0 || (n == limit && !better(a, top[n - 1]))) {
                     continue;
                 }
-                int at = n == top.length ? n - 1 : n++;
+                int at = n == limit ? n - 1 : n++;
                 while (at > 0 && better(a, top[at - 1])) {
                     top[at] = top[at - 1];
                     at--;
@@ -238,6 +298,9 @@ final class CoverageSearch {
                 int a = top[i];
                 result.add(new Candidate(banks[a].id, views[a].epoch(), covered[a]));
             }
+            // drop the references, so a dropped bank is not kept alive by a thread's scratch
+            Arrays.fill(banks, 0, size, null);
+            Arrays.fill(views, 0, size, null);
             return result;
         }
 

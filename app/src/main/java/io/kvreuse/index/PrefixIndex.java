@@ -202,9 +202,7 @@ public final class PrefixIndex {
     }
 
     private void removeAll(Bank bank) {
-        for (long hash : bank.heldHashes()) {
-            writer.remove(bank, hash);
-        }
+        writer.removeAll(bank);
     }
 
     /**
@@ -217,7 +215,7 @@ public final class PrefixIndex {
         try {
             body.run();
         } finally {
-            bank.view = bank.view.commit(epoch, published);
+            bank.view = bank.view.commit(epoch, published, bank.prefixClosed());
             int delta = writer.settle(bank);
             bank.addEntries(delta);
             entries += delta;
