@@ -24,6 +24,8 @@ import org.jspecify.annotations.Nullable;
 final class CoverageSearch {
 
     private static final int MAX_ATTEMPTS = 8;
+    /** A search round splits a gap of the chain into up to this many parts. */
+    private static final int FANOUT = 8;
 
     private final HolderTable table;
     private final LongAdder retries = new LongAdder();
@@ -38,20 +40,35 @@ final class CoverageSearch {
     }
 
     List<Candidate> lookup(@Nullable Bank[] banks, int domain, long[] h, int n, int lineage, int maxCandidates) {
-        int[] first = table.get(h[0]);
-        if (first == null || maxCandidates <= 0) {
+        if (maxCandidates <= 0) {
             return List.of();
         }
         Scratch s = scratch.get();
-        int size = s.discover(first, banks, domain, lineage);
+        // h[0] and the first round of probes are fetched together: their cache misses overlap
+        int m = Math.min(FANOUT - 1, n - 1);
+        for (int j = 0; j < m; j++) {
+            s.at[j] = probe(0, n, m, j);
+        }
+        s.at[m] = 0;
+        table.getAt(h, s.at, m + 1, s.probes);
+        int[] first = s.probes[m];
+        if (first == null) {
+            return List.of();
+        }
+        int size = s.discover(first, banks, domain);
         if (size == 0) {
             return List.of();
         }
+        // records are read after the views that interpret them: fetch again (cached by now)
+        table.getAt(h, s.at, m + 1, s.probes);
+        first = s.probes[m];
         int closed = 0;
         for (int a = 0; a < size; a++) {
-            if (s.covered[a] == 0) {
+            if (!serves(first, s.banks[a], s.views[a], 0, lineage)) {
+                s.covered[a] = 0;
                 continue;
             }
+            s.covered[a] = 1;
             if (s.views[a].prefixClosed()) {
                 s.order[closed++] = a;
             } else {
@@ -59,7 +76,7 @@ final class CoverageSearch {
             }
         }
         if (closed > 0) {
-            split(s, 0, closed, 0, n, h, lineage);
+            split(s, 0, closed, 0, n, h, lineage, 0, true);
         }
         for (int a = 0; a < size; a++) {
             if (!s.views[a].stillExplains(s.banks[a].view)) {
@@ -69,25 +86,51 @@ final class CoverageSearch {
         return s.best(maxCandidates);
     }
 
+    /** The {@code j}-th of {@code m} probe levels spread evenly inside {@code (lo, hi)}. */
+    private static int probe(int lo, int hi, int m, int j) {
+        return lo + (int) ((long) (hi - lo) * (j + 1) / (m + 1));
+    }
+
     /**
-     * Decides the coverage of the candidates {@code order[from..to)}, all of which serve
-     * {@code h[0..lo]} and none of which serve {@code h[hi]} (or {@code hi == n}).
+     * Decides the coverage of the prefix-closed candidates {@code order[from..to)} (in bank order),
+     * all of which serve {@code h[0..lo]} and none of which serve {@code h[hi]} (or {@code hi ==
+     * n}). One round probes up to {@code FANOUT - 1} levels spread over {@code (lo, hi)} at once (the
+     * probes' cache misses overlap), which splits the candidates by how many of those levels they
+     * serve; each part is then searched on inside its gap.
      */
-    private void split(Scratch s, int from, int to, int lo, int hi, long[] h, int lineage) {
-        while (hi - lo > 1) {
-            int mid = (lo + hi) >>> 1;
-            int serving = s.partition(from, to, table.get(h[mid]), mid, lineage);
-            if (serving < to) {
-                split(s, serving, to, lo, mid, h, lineage);
+    private void split(
+            Scratch s, int from, int to, int lo, int hi, long[] h, int lineage, int depth, boolean prefetched) {
+        if (hi - lo <= 1) {
+            for (int j = from; j < to; j++) {
+                s.covered[s.order[j]] = lo + 1;
             }
-            if (serving == from) {
-                return;
-            }
-            to = serving;
-            lo = mid;
+            return;
         }
-        for (int j = from; j < to; j++) {
-            s.covered[s.order[j]] = lo + 1;
+        int m = Math.min(FANOUT - 1, hi - lo - 1);
+        if (!prefetched) {
+            for (int j = 0; j < m; j++) {
+                s.at[j] = probe(lo, hi, m, j);
+            }
+            table.getAt(h, s.at, m, s.probes);
+        }
+        int[] ends = s.ends(depth);
+        ends[0] = to;
+        int end = to;
+        for (int j = 0; j < m; j++) {
+            if (end > from) {
+                end = s.partition(from, end, s.probes[j], s.at[j], lineage);
+            }
+            ends[j + 1] = end;
+        }
+        // order[ends[l + 1] .. ends[l]) serve exactly the first l probes (order[from .. ends[m]) all m)
+        for (int l = m; l >= 0; l--) {
+            int start = l == m ? from : ends[l + 1];
+            int stop = ends[l];
+            if (start < stop) {
+                int gapLo = l == 0 ? lo : probe(lo, hi, m, l - 1);
+                int gapHi = l == m ? hi : probe(lo, hi, m, l);
+                split(s, start, stop, gapLo, gapHi, h, lineage, depth + 1, false);
+            }
         }
     }
 
@@ -206,13 +249,26 @@ final class CoverageSearch {
         int[] covered = new int[16];
         int[] order = new int[16];
         int[] spare = new int[16];
+        final int[] at = new int[FANOUT];
+        final int[][] probes = new int[FANOUT][];
+        int[][] ends = new int[0][];
         int size;
 
-        /**
-         * Collects the published banks of the domain holding {@code h[0]}; those that do not serve it
-         * at position 0 get coverage 0, the others 1 for now.
-         */
-        int discover(int[] first, @Nullable Bank[] all, int domain, int lineage) {
+        /** Where the parts of a round's candidates end, one array per recursion depth. */
+        int[] ends(int depth) {
+            if (depth >= ends.length) {
+                ends = Arrays.copyOf(ends, depth + 4);
+                for (int d = 0; d < ends.length; d++) {
+                    if (ends[d] == null) {
+                        ends[d] = new int[FANOUT + 1];
+                    }
+                }
+            }
+            return ends[depth];
+        }
+
+        /** Collects the published banks of the domain holding {@code h[0]} and their views. */
+        int discover(int[] first, @Nullable Bank[] all, int domain) {
             int count = Holders.count(first);
             if (banks.length < count) {
                 int grown = Math.max(count, banks.length * 2);
@@ -238,7 +294,6 @@ final class CoverageSearch {
                 if (view.published()) {
                     banks[size] = bank;
                     views[size] = view;
-                    covered[size] = serving(first, r, index, view, 0, lineage) == NO_RECORD ? 0 : 1;
                     size++;
                 }
             }
@@ -301,6 +356,7 @@ final class CoverageSearch {
             // drop the references, so a dropped bank is not kept alive by a thread's scratch
             Arrays.fill(banks, 0, size, null);
             Arrays.fill(views, 0, size, null);
+            Arrays.fill(probes, null);
             return result;
         }
 

@@ -80,6 +80,25 @@ final class HolderTable {
         }
     }
 
+    /**
+     * Looks up {@code keys[at[i]]} into {@code out[i]} for {@code i < count}, overlapping the cache
+     * misses of the independent probes as {@link #getAll} does.
+     */
+    void getAt(long[] keys, int[] at, int count, int[][] out) {
+        int[][] table = slots;
+        int mask = table.length - 1;
+        for (int i = 0; i < count; i++) {
+            out[i] = (int[]) SLOTS.getAcquire(table, (int) mix(keys[at[i]]) & mask);
+        }
+        for (int i = 0; i < count; i++) {
+            int[] home = out[i];
+            long key = keys[at[i]];
+            if (home != null && (home == TOMBSTONE || Holders.key(home) != key)) {
+                out[i] = probe(table, key, ((int) mix(key) + 1) & mask);
+            }
+        }
+    }
+
     private static int @Nullable [] probe(int[][] table, long key, int start) {
         int mask = table.length - 1;
         for (int i = start; ; i = (i + 1) & mask) {
