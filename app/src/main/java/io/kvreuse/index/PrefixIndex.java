@@ -177,6 +177,11 @@ public final class PrefixIndex {
         return search.slots(bank, bankEpoch, seqHashes, from, to, lineages.lookup(mmLineage));
     }
 
+    /** Whether the bank's visible state is prefix-closed (its lookups binary-search); for tests. */
+    boolean prefixClosed(UUID bankId) {
+        return require(bankId).view.prefixClosed();
+    }
+
     /** Counters for metrics. Takes the write lock briefly; do not call on a hot path. */
     public IndexStats stats() {
         writeLock.lock();
