@@ -25,7 +25,7 @@ final class CoverageSearch {
 
     private static final int MAX_ATTEMPTS = 8;
     /** A search round splits a gap of the chain into up to this many parts. */
-    private static final int FANOUT = 8;
+    private static final int FANOUT = 4;
 
     private final HolderTable table;
     private final LongAdder retries = new LongAdder();
@@ -44,14 +44,13 @@ final class CoverageSearch {
             return List.of();
         }
         Scratch s = scratch.get();
-        // h[0] and the first round of probes are fetched together: their cache misses overlap
+        // the first round's probe slots are loaded with h[0]'s: their cache misses overlap
         int m = Math.min(FANOUT - 1, n - 1);
+        s.at[0] = 0;
         for (int j = 0; j < m; j++) {
-            s.at[j] = probe(0, n, m, j);
+            s.at[j + 1] = probe(0, n, m, j);
         }
-        s.at[m] = 0;
-        table.getAt(h, s.at, m + 1, s.probes);
-        int[] first = s.probes[m];
+        int[] first = table.getFirst(h, s.at, m + 1, s.probes);
         if (first == null) {
             return List.of();
         }
@@ -59,24 +58,24 @@ final class CoverageSearch {
         if (size == 0) {
             return List.of();
         }
-        // records are read after the views that interpret them: fetch again (cached by now)
+        // records are read after the views that interpret them: h[0] again, with the first round
         table.getAt(h, s.at, m + 1, s.probes);
-        first = s.probes[m];
-        int closed = 0;
         for (int a = 0; a < size; a++) {
-            if (!serves(first, s.banks[a], s.views[a], 0, lineage)) {
-                s.covered[a] = 0;
-                continue;
-            }
-            s.covered[a] = 1;
+            s.order[a] = a;
+            s.covered[a] = 0;
+        }
+        int serving = s.partition(0, size, s.probes[0], 0, lineage);
+        int closed = 0;
+        for (int j = 0; j < serving; j++) {
+            int a = s.order[j];
             if (s.views[a].prefixClosed()) {
-                s.order[closed++] = a;
+                s.order[closed++] = a; // closed < j + 1: never overwrites what is still to be read
             } else {
                 s.covered[a] = linear(s.banks[a], s.views[a], h, n, lineage, 1);
             }
         }
         if (closed > 0) {
-            split(s, 0, closed, 0, n, h, lineage, 0, true);
+            search(s, closed, n, h, lineage);
         }
         for (int a = 0; a < size; a++) {
             if (!s.views[a].stillExplains(s.banks[a].view)) {
@@ -92,33 +91,58 @@ final class CoverageSearch {
     }
 
     /**
-     * Decides the coverage of the prefix-closed candidates {@code order[from..to)} (in bank order),
-     * all of which serve {@code h[0..lo]} and none of which serve {@code h[hi]} (or {@code hi ==
-     * n}). One round probes up to {@code FANOUT - 1} levels spread over {@code (lo, hi)} at once (the
-     * probes' cache misses overlap), which splits the candidates by how many of those levels they
-     * serve; each part is then searched on inside its gap.
+     * Decides the coverage of the prefix-closed candidates {@code order[0..closed)} (in bank order),
+     * all of which serve {@code h[0]}. The candidates are kept in groups, each a range of
+     * {@code order} (in bank order) with a gap {@code (lo, hi)}: all serve {@code h[lo]}, none
+     * {@code h[hi]} (or {@code hi == n}). A round probes up to {@code FANOUT - 1} levels spread over
+     * every open group's gap, all groups' probes fetched together (their cache misses overlap), and
+     * splits each group by how many of its probes it serves. The first round's probes were fetched
+     * with {@code h[0]} (at {@code s.probes[1..]}).
      */
-    private void split(
-            Scratch s, int from, int to, int lo, int hi, long[] h, int lineage, int depth, boolean prefetched) {
-        if (hi - lo <= 1) {
-            for (int j = from; j < to; j++) {
-                s.covered[s.order[j]] = lo + 1;
+    private void search(Scratch s, int closed, int n, long[] h, int lineage) {
+        s.groups = 0;
+        s.addGroup(0, closed, 0, n);
+        boolean fetched = true;
+        while (s.groups > 0) {
+            int groups = s.groups;
+            int probes = fetched ? 1 : 0;
+            for (int g = 0; g < groups; g++) {
+                int lo = s.lo[g];
+                int hi = s.hi[g];
+                int m = Math.min(FANOUT - 1, hi - lo - 1);
+                s.firstProbe[g] = probes;
+                s.probeCount[g] = m;
+                s.ensureProbes(probes + m);
+                for (int j = 0; j < m; j++) {
+                    s.at[probes++] = probe(lo, hi, m, j);
+                }
             }
-            return;
-        }
-        int m = Math.min(FANOUT - 1, hi - lo - 1);
-        if (!prefetched) {
-            for (int j = 0; j < m; j++) {
-                s.at[j] = probe(lo, hi, m, j);
+            if (!fetched) {
+                table.getAt(h, s.at, probes, s.probes);
             }
-            table.getAt(h, s.at, m, s.probes);
+            fetched = false;
+            s.nextGroups = 0;
+            for (int g = 0; g < groups; g++) {
+                splitGroup(s, g, lineage);
+            }
+            s.swapGroups();
         }
-        int[] ends = s.ends(depth);
+    }
+
+    /** Splits group {@code g} by its probes into the next round's groups; a gap of one level is decided. */
+    private static void splitGroup(Scratch s, int g, int lineage) {
+        int from = s.from[g];
+        int to = s.to[g];
+        int lo = s.lo[g];
+        int hi = s.hi[g];
+        int m = s.probeCount[g];
+        int base = s.firstProbe[g];
+        int[] ends = s.ends;
         ends[0] = to;
         int end = to;
         for (int j = 0; j < m; j++) {
             if (end > from) {
-                end = s.partition(from, end, s.probes[j], s.at[j], lineage);
+                end = s.partition(from, end, s.probes[base + j], s.at[base + j], lineage);
             }
             ends[j + 1] = end;
         }
@@ -127,9 +151,15 @@ final class CoverageSearch {
             int start = l == m ? from : ends[l + 1];
             int stop = ends[l];
             if (start < stop) {
-                int gapLo = l == 0 ? lo : probe(lo, hi, m, l - 1);
-                int gapHi = l == m ? hi : probe(lo, hi, m, l);
-                split(s, start, stop, gapLo, gapHi, h, lineage, depth + 1, false);
+                int gapLo = l == 0 ? lo : s.at[base + l - 1];
+                int gapHi = l == m ? hi : s.at[base + l];
+                if (gapHi - gapLo <= 1) {
+                    for (int j = start; j < stop; j++) {
+                        s.covered[s.order[j]] = gapLo + 1;
+                    }
+                } else {
+                    s.addNextGroup(start, stop, gapLo, gapHi);
+                }
             }
         }
     }
@@ -249,22 +279,63 @@ final class CoverageSearch {
         int[] covered = new int[16];
         int[] order = new int[16];
         int[] spare = new int[16];
-        final int[] at = new int[FANOUT];
-        final int[][] probes = new int[FANOUT][];
-        int[][] ends = new int[0][];
+        int[] at = new int[4 * FANOUT];
+        int[][] probes = new int[4 * FANOUT][];
+        final int[] ends = new int[FANOUT + 1];
         int size;
+        // this round's groups and the next round's, as parallel arrays
+        int groups;
+        int[] from = new int[16];
+        int[] to = new int[16];
+        int[] lo = new int[16];
+        int[] hi = new int[16];
+        int[] firstProbe = new int[16];
+        int[] probeCount = new int[16];
+        int nextGroups;
+        int[] nextFrom = new int[16];
+        int[] nextTo = new int[16];
+        int[] nextLo = new int[16];
+        int[] nextHi = new int[16];
 
-        /** Where the parts of a round's candidates end, one array per recursion depth. */
-        int[] ends(int depth) {
-            if (depth >= ends.length) {
-                ends = Arrays.copyOf(ends, depth + 4);
-                for (int d = 0; d < ends.length; d++) {
-                    if (ends[d] == null) {
-                        ends[d] = new int[FANOUT + 1];
-                    }
-                }
+        void addGroup(int start, int stop, int gapLo, int gapHi) {
+            from[groups] = start;
+            to[groups] = stop;
+            lo[groups] = gapLo;
+            hi[groups] = gapHi;
+            groups++;
+        }
+
+        /** Groups are disjoint ranges of candidates, so there are never more than {@link #size}. */
+        void addNextGroup(int start, int stop, int gapLo, int gapHi) {
+            nextFrom[nextGroups] = start;
+            nextTo[nextGroups] = stop;
+            nextLo[nextGroups] = gapLo;
+            nextHi[nextGroups] = gapHi;
+            nextGroups++;
+        }
+
+        void swapGroups() {
+            int[] t = from;
+            from = nextFrom;
+            nextFrom = t;
+            t = to;
+            to = nextTo;
+            nextTo = t;
+            t = lo;
+            lo = nextLo;
+            nextLo = t;
+            t = hi;
+            hi = nextHi;
+            nextHi = t;
+            groups = nextGroups;
+        }
+
+        void ensureProbes(int count) {
+            if (count > at.length) {
+                int grown = Math.max(count, at.length * 2);
+                at = Arrays.copyOf(at, grown);
+                probes = Arrays.copyOf(probes, grown);
             }
-            return ends[depth];
         }
 
         /** Collects the published banks of the domain holding {@code h[0]} and their views. */
@@ -277,6 +348,16 @@ final class CoverageSearch {
                 covered = new int[grown];
                 order = new int[grown];
                 spare = new int[grown];
+                from = new int[grown];
+                to = new int[grown];
+                lo = new int[grown];
+                hi = new int[grown];
+                firstProbe = new int[grown];
+                probeCount = new int[grown];
+                nextFrom = new int[grown];
+                nextTo = new int[grown];
+                nextLo = new int[grown];
+                nextHi = new int[grown];
             }
             size = 0;
             int previous = -1;
