@@ -16,20 +16,27 @@ import org.jspecify.annotations.Nullable;
  * parent is held in the same bank at the position before it with no other multimodal lineage
  * ({@code NONE} or the child's). A bank whose every block is anchored is prefix-closed: along any
  * chain whose hashes name their prefixes, if it serves block i it serves every block before i, so
- * lookups find its coverage by binary search. Per slot the writer keeps the anchoring parent's
- * slot and the number of children anchored to it; blocks whose parent is missing (orphans) are
+ * lookups find its coverage by binary search. Per slot the writer keeps where the anchoring
+ * parent is (as a 2-byte slot distance; far parents in a side map) and how many children are
+ * anchored to it (1 byte, saturating: a block with more is searched for by a full scan); blocks whose parent is missing (orphans) are
  * listed by the parent hash they wait for, so a re-stored parent anchors them again.
  */
 final class Bank {
 
-    /** {@link #parentSlot} of a root block. */
+    /** The parent of a root block. */
     static final int ROOT = -1;
-    /** {@link #parentSlot} of a held block whose parent is not held (or not at the position before it). */
+    /** The parent of a held block whose parent is not held (or not at the position before it). */
     static final int ORPHAN = -2;
-    /** {@link #parentSlot} of a slot that holds nothing. */
+    /** The parent of a slot that holds nothing. */
     private static final int EMPTY = -3;
     /** A {@link #children} count that overflowed: the slot's children are found by a full scan. */
-    private static final char MANY = Character.MAX_VALUE;
+    private static final int MANY = 0xFF;
+    // parentDelta codes; any other value is (parent slot - slot), never 0
+    private static final short D_EMPTY = 0;
+    private static final short D_ROOT = Short.MIN_VALUE;
+    private static final short D_ORPHAN = Short.MIN_VALUE + 1;
+    /** The parent is too far away for a short: its slot is in {@link #farParents}. */
+    private static final short D_FAR = Short.MIN_VALUE + 2;
 
     final UUID id;
     final int index;
@@ -39,8 +46,12 @@ final class Bank {
 
     private long[] slotHashes = new long[0];
     private long[] occupied = new long[0];
-    private int[] parentSlot = new int[0];
-    private char[] children = new char[0];
+    /** Per slot, where its anchoring parent is (2 bytes: engines write a conversation into nearby slots). */
+    private short[] parentDelta = new short[0];
+    /** Per slot, how many held blocks are anchored to it (saturating at {@link #MANY}). */
+    private byte[] children = new byte[0];
+
+    private final Map<Integer, Integer> farParents = new HashMap<>();
     private final Map<Integer, Long> orphanParent = new HashMap<>();
     private final Map<Long, int[]> waiting = new HashMap<>();
     private int orphans;
@@ -65,11 +76,9 @@ final class Bank {
     void occupy(int slot, long hash) {
         if (slot >= slotHashes.length) {
             int size = Math.min(capacity, Math.max(slot + 1, slotHashes.length * 2));
-            int old = slotHashes.length;
             slotHashes = Arrays.copyOf(slotHashes, size);
             occupied = Arrays.copyOf(occupied, (size + 63) >>> 6);
-            parentSlot = Arrays.copyOf(parentSlot, size);
-            Arrays.fill(parentSlot, old, size, EMPTY);
+            parentDelta = Arrays.copyOf(parentDelta, size);
             children = Arrays.copyOf(children, size);
         }
         slotHashes[slot] = hash;
@@ -103,7 +112,7 @@ final class Bank {
     }
 
     long slotBytes() {
-        return 8L * slotHashes.length + 8L * occupied.length + 6L * parentSlot.length;
+        return 8L * slotHashes.length + 8L * occupied.length + 3L * parentDelta.length + 24L * farParents.size();
     }
 
     /** Whether every held block is anchored (see the class documentation). */
@@ -113,15 +122,15 @@ final class Bank {
 
     /** The held block in {@code slot} is anchored to the held block in {@code parent} ({@link #ROOT} for a root). */
     void anchor(int slot, int parent) {
-        parentSlot[slot] = parent;
-        if (parent >= 0 && children[parent] != MANY) {
-            children[parent]++;
+        setParent(slot, parent);
+        if (parent >= 0) {
+            addChild(parent, 1);
         }
     }
 
     /** The held block in {@code slot} waits for its parent {@code parentHash}. */
     void orphan(int slot, long parentHash) {
-        parentSlot[slot] = ORPHAN;
+        setParent(slot, ORPHAN);
         orphans++;
         orphanParent.put(slot, parentHash);
         int[] list = waiting.get(parentHash);
@@ -144,28 +153,29 @@ final class Bank {
         if (!occupied(slot) || slotHashes[slot] != hash) {
             return;
         }
-        int parent = parentSlot[slot];
+        int parent = parentOf(slot);
         if (parent == ORPHAN) {
             orphans--;
             Long parentHash = orphanParent.remove(slot);
             if (parentHash != null) {
                 unwait(parentHash, slot);
             }
-        } else if (parent >= 0 && children[parent] != MANY) {
-            children[parent]--;
+        } else if (parent >= 0) {
+            addChild(parent, -1);
         }
-        parentSlot[slot] = EMPTY;
-        int count = children[slot];
+        setParent(slot, EMPTY);
+        int count = children[slot] & 0xFF;
         children[slot] = 0;
         if (count == 0) {
             return;
         }
         // engines write a conversation into mostly consecutive slots: search onwards from the parent
         int found = 0;
-        int size = parentSlot.length;
+        int size = parentDelta.length;
         for (int step = 1; step < size && (count == MANY || found < count); step++) {
             int c = slot + step < size ? slot + step : slot + step - size;
-            if (parentSlot[c] == slot) {
+            short d = parentDelta[c];
+            if (d > D_FAR ? d == slot - c : d == D_FAR && farParents.get(c) == slot) {
                 orphan(c, hash);
                 found++;
             }
@@ -182,18 +192,56 @@ final class Bank {
         for (int slot : slots) {
             orphans--;
             orphanParent.remove(slot);
-            parentSlot[slot] = EMPTY;
+            setParent(slot, EMPTY);
         }
         return slots;
     }
 
     /** Drops all tree bookkeeping: the bank was emptied. */
     void clearTree() {
-        Arrays.fill(parentSlot, EMPTY);
-        Arrays.fill(children, (char) 0);
+        Arrays.fill(parentDelta, D_EMPTY);
+        Arrays.fill(children, (byte) 0);
+        farParents.clear();
         orphanParent.clear();
         waiting.clear();
         orphans = 0;
+    }
+
+    private int parentOf(int slot) {
+        return switch (parentDelta[slot]) {
+            case D_EMPTY -> EMPTY;
+            case D_ROOT -> ROOT;
+            case D_ORPHAN -> ORPHAN;
+            case D_FAR -> farParents.get(slot);
+            default -> slot + parentDelta[slot];
+        };
+    }
+
+    private void setParent(int slot, int parent) {
+        if (parentDelta[slot] == D_FAR) {
+            farParents.remove(slot);
+        }
+        short d;
+        if (parent == EMPTY) {
+            d = D_EMPTY;
+        } else if (parent == ROOT) {
+            d = D_ROOT;
+        } else if (parent == ORPHAN) {
+            d = D_ORPHAN;
+        } else if (parent - slot > D_FAR && parent - slot <= Short.MAX_VALUE) {
+            d = (short) (parent - slot);
+        } else {
+            d = D_FAR;
+            farParents.put(slot, parent);
+        }
+        parentDelta[slot] = d;
+    }
+
+    private void addChild(int parent, int delta) {
+        int count = children[parent] & 0xFF;
+        if (count != MANY) {
+            children[parent] = (byte) (count + delta);
+        }
     }
 
     private void unwait(long parentHash, int slot) {
