@@ -7,27 +7,36 @@ package io.kvreuse.index;
  * belong to the committed batch and supersede the committed ones; otherwise they are invisible.
  * {@code purges} counts commits: a commit is followed by a purge that physically drops superseded
  * records, which a reader holding an older view can no longer interpret, so it must retry.
+ * {@code prefixClosed} says whether the visible state is prefix-closed (every held block anchored
+ * to its parent, see {@link Bank}), so that a reader may binary-search the bank's coverage.
  */
-record BankView(long epoch, long committed, long inflight, boolean published, boolean settling, long purges) {
+record BankView(
+        long epoch,
+        long committed,
+        long inflight,
+        boolean published,
+        boolean settling,
+        long purges,
+        boolean prefixClosed) {
 
     static BankView initial(long epoch) {
-        return new BankView(epoch, 0, 0, false, false, 0);
+        return new BankView(epoch, 0, 0, false, false, 0, true);
     }
 
     BankView beginBatch() {
-        return new BankView(epoch, committed, committed + 1, published, false, purges);
+        return new BankView(epoch, committed, committed + 1, published, false, purges, prefixClosed);
     }
 
-    BankView commit(long newEpoch, boolean newPublished) {
-        return new BankView(newEpoch, inflight, inflight, newPublished, true, purges + 1);
+    BankView commit(long newEpoch, boolean newPublished, boolean newPrefixClosed) {
+        return new BankView(newEpoch, inflight, inflight, newPublished, true, purges + 1, newPrefixClosed);
     }
 
     BankView settled() {
-        return new BankView(epoch, committed, inflight, published, false, purges);
+        return new BankView(epoch, committed, inflight, published, false, purges, prefixClosed);
     }
 
     BankView withPublished(boolean newPublished) {
-        return new BankView(epoch, committed, inflight, newPublished, settling, purges);
+        return new BankView(epoch, committed, inflight, newPublished, settling, purges, prefixClosed);
     }
 
     /**

@@ -18,6 +18,7 @@ final class BatchWriter {
     private final LineageIds lineages;
     private long[] touched = new long[256];
     private int touchedCount;
+    private boolean bulk;
 
     BatchWriter(HolderTable table, LineageIds lineages) {
         this.table = table;
@@ -38,6 +39,7 @@ final class BatchWriter {
             if (sameBlock(holders, current, block)) {
                 return;
             }
+            bank.detach(Holders.slot(holders, current), hash);
             bank.vacate(Holders.slot(holders, current), hash);
         }
         int lineage = lineages.acquire(block.mmLineage());
@@ -54,6 +56,77 @@ final class BatchWriter {
         table.put(updated);
         bank.occupy(slot, hash);
         touch(hash);
+        attach(bank, slot, hash, block.parentHash(), block.position(), lineage);
+    }
+
+    /** Removes every block of the bank (a reset or drop); its tree bookkeeping goes at once. */
+    void removeAll(Bank bank) {
+        bulk = true;
+        try {
+            for (long hash : bank.heldHashes()) {
+                remove(bank, hash);
+            }
+        } finally {
+            bulk = false;
+            bank.clearTree();
+        }
+    }
+
+    /**
+     * Links the block just stored in {@code slot} into the bank's tree: anchored to its parent if
+     * that is held at the position before it with a compatible lineage, else an orphan waiting for
+     * it; and orphans that waited for this block are anchored to it where they fit.
+     */
+    private void attach(Bank bank, int slot, long hash, @Nullable Long parentHash, int position, int lineage) {
+        if (parentHash == null) {
+            bank.anchor(slot, Bank.ROOT);
+        } else {
+            int parent = fittingParent(bank, parentHash, position, lineage);
+            if (parent >= 0) {
+                bank.anchor(slot, parent);
+            } else {
+                bank.orphan(slot, parentHash);
+            }
+        }
+        int[] waiting = bank.takeWaiting(hash);
+        if (waiting == null) {
+            return;
+        }
+        for (int child : waiting) {
+            int[] holders = table.get(bank.hashAt(child));
+            int record = holders == null ? NO_RECORD : current(holders, bank.index);
+            if (record != NO_RECORD
+                    && Holders.position(holders, record) == position + 1
+                    && fits(lineage, Holders.lineage(holders, record))) {
+                bank.anchor(child, slot);
+            } else {
+                bank.orphan(child, hash);
+            }
+        }
+    }
+
+    /** The slot of {@code parentHash} in the bank if it can anchor a child at {@code position}; else -1. */
+    private int fittingParent(Bank bank, long parentHash, int position, int lineage) {
+        int[] holders = table.get(parentHash);
+        int record = holders == null ? NO_RECORD : current(holders, bank.index);
+        if (record == NO_RECORD
+                || Holders.position(holders, record) + 1 != position
+                || !fits(Holders.lineage(holders, record), lineage)) {
+            return -1;
+        }
+        return Holders.slot(holders, record);
+    }
+
+    /** A parent of lineage {@code parent} never stops a request that its child of lineage {@code child} serves. */
+    private static boolean fits(int parent, int child) {
+        return parent == LineageIds.NONE || parent == child;
+    }
+
+    /** The bank's record as the writer has it now (pending, else committed), if live; else NO_RECORD. */
+    private static int current(int[] holders, int bank) {
+        int pending = Holders.pendingRecord(holders, bank);
+        int record = pending != NO_RECORD ? pending : Holders.committed(holders, bank);
+        return record == NO_RECORD || Holders.slot(holders, record) == REMOVED ? NO_RECORD : record;
     }
 
     void remove(Bank bank, long hash) {
@@ -66,6 +139,9 @@ final class BatchWriter {
         int current = pending != NO_RECORD ? pending : committed;
         if (current == NO_RECORD || Holders.slot(holders, current) == REMOVED) {
             return;
+        }
+        if (!bulk) {
+            bank.detach(Holders.slot(holders, current), hash);
         }
         bank.vacate(Holders.slot(holders, current), hash);
         int word = bank.index | PENDING;

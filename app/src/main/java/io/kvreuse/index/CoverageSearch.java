@@ -9,20 +9,27 @@ import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The read path: walks the request's chain from the root, intersecting the banks still holding
- * every block so far with the holders of the next hash. Work is O(fan-out of h[0] + Σ live
- * candidates per level), never proportional to the fleet's blocks. Hashes are probed a chunk at a
- * time so the CPU overlaps the cache misses of independent probes. No locks: each candidate is
- * interpreted against the {@link BankView} taken before its records were read and checked against
- * the view after; a bank whose batch was purged meanwhile is walked again on its own.
+ * The read path. The banks holding {@code h[0]} are the candidates. A prefix-closed bank (see
+ * {@link Bank}) that serves block i serves every block before it, so its coverage is found by
+ * binary search over the chain; candidates are searched together: a probe of level {@code mid}
+ * splits the candidates still undecided into those serving it (coverage above {@code mid}) and the
+ * others (coverage at most {@code mid}), and each part is searched on in its half. The work is about
+ * (distinct coverages among the candidates) × log2(n) probes, each a merge of the candidates with
+ * one holder array. A bank that is not prefix-closed right now is walked level by level instead.
+ * No locks: each candidate is interpreted against the {@link BankView} taken before its records
+ * were read and checked against the view after; a bank whose batch was purged meanwhile is searched
+ * again on its own. Per-lookup scratch arrays are kept per thread, so a lookup allocates only its
+ * answer.
  */
 final class CoverageSearch {
 
-    private static final int MAX_CHUNK = 32;
     private static final int MAX_ATTEMPTS = 8;
+    /** A search round splits a gap of the chain into up to this many parts. */
+    private static final int FANOUT = 4;
 
     private final HolderTable table;
     private final LongAdder retries = new LongAdder();
+    private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
 
     CoverageSearch(HolderTable table) {
         this.table = table;
@@ -32,22 +39,178 @@ final class CoverageSearch {
         return retries.sum();
     }
 
-    List<Candidate> lookup(Bank[] banks, int domain, long[] h, int n, int lineage, int maxCandidates) {
-        int[] first = table.get(h[0]);
-        if (first == null || maxCandidates <= 0) {
+    List<Candidate> lookup(@Nullable Bank[] banks, int domain, long[] h, int n, int lineage, int maxCandidates) {
+        if (maxCandidates <= 0) {
             return List.of();
         }
-        Walk walk = Walk.discover(first, banks, domain);
-        if (walk.size == 0) {
+        Scratch s = scratch.get();
+        // the first round's probe slots are loaded with h[0]'s: their cache misses overlap
+        int m = Math.min(FANOUT - 1, n - 1);
+        s.at[0] = 0;
+        for (int j = 0; j < m; j++) {
+            s.at[j + 1] = probe(0, n, m, j);
+        }
+        int[] first = table.getFirst(h, s.at, m + 1, s.probes);
+        if (first == null) {
             return List.of();
         }
-        walkChain(walk, h, n, lineage);
-        for (int a = 0; a < walk.size; a++) {
-            if (!walk.views[a].stillExplains(walk.banks[a].view)) {
-                walk.covered[a] = walkOne(walk.banks[a], walk.views, a, h, n, lineage);
+        int size = s.discover(first, banks, domain);
+        if (size == 0) {
+            return List.of();
+        }
+        // records are read after the views that interpret them: h[0] again, with the first round
+        table.getAt(h, s.at, m + 1, s.probes);
+        for (int a = 0; a < size; a++) {
+            s.order[a] = a;
+            s.covered[a] = 0;
+        }
+        int serving = s.partition(0, size, s.probes[0], 0, lineage);
+        int closed = 0;
+        for (int j = 0; j < serving; j++) {
+            int a = s.order[j];
+            if (s.views[a].prefixClosed()) {
+                s.order[closed++] = a; // closed < j + 1: never overwrites what is still to be read
+            } else {
+                s.covered[a] = linear(s.banks[a], s.views[a], h, n, lineage, 1);
             }
         }
-        return walk.best(maxCandidates);
+        if (closed > 0) {
+            search(s, closed, n, h, lineage);
+        }
+        for (int a = 0; a < size; a++) {
+            if (!s.views[a].stillExplains(s.banks[a].view)) {
+                s.covered[a] = again(s, a, h, n, lineage);
+            }
+        }
+        return s.best(maxCandidates);
+    }
+
+    /** The {@code j}-th of {@code m} probe levels spread evenly inside {@code (lo, hi)}. */
+    private static int probe(int lo, int hi, int m, int j) {
+        return lo + (int) ((long) (hi - lo) * (j + 1) / (m + 1));
+    }
+
+    /**
+     * Decides the coverage of the prefix-closed candidates {@code order[0..closed)} (in bank order),
+     * all of which serve {@code h[0]}. The candidates are kept in groups, each a range of
+     * {@code order} (in bank order) with a gap {@code (lo, hi)}: all serve {@code h[lo]}, none
+     * {@code h[hi]} (or {@code hi == n}). A round probes up to {@code FANOUT - 1} levels spread over
+     * every open group's gap, all groups' probes fetched together (their cache misses overlap), and
+     * splits each group by how many of its probes it serves. The first round's probes were fetched
+     * with {@code h[0]} (at {@code s.probes[1..]}).
+     */
+    private void search(Scratch s, int closed, int n, long[] h, int lineage) {
+        s.groups = 0;
+        s.addGroup(0, closed, 0, n);
+        boolean fetched = true;
+        while (s.groups > 0) {
+            int groups = s.groups;
+            int probes = fetched ? 1 : 0;
+            for (int g = 0; g < groups; g++) {
+                int lo = s.lo[g];
+                int hi = s.hi[g];
+                int m = Math.min(FANOUT - 1, hi - lo - 1);
+                s.firstProbe[g] = probes;
+                s.probeCount[g] = m;
+                s.ensureProbes(probes + m);
+                for (int j = 0; j < m; j++) {
+                    s.at[probes++] = probe(lo, hi, m, j);
+                }
+            }
+            if (!fetched) {
+                table.getAt(h, s.at, probes, s.probes);
+            }
+            fetched = false;
+            s.nextGroups = 0;
+            for (int g = 0; g < groups; g++) {
+                splitGroup(s, g, lineage);
+            }
+            s.swapGroups();
+        }
+    }
+
+    /** Splits group {@code g} by its probes into the next round's groups; a gap of one level is decided. */
+    private static void splitGroup(Scratch s, int g, int lineage) {
+        int from = s.from[g];
+        int to = s.to[g];
+        int lo = s.lo[g];
+        int hi = s.hi[g];
+        int m = s.probeCount[g];
+        int base = s.firstProbe[g];
+        int[] ends = s.ends;
+        ends[0] = to;
+        int end = to;
+        for (int j = 0; j < m; j++) {
+            if (end > from) {
+                end = s.partition(from, end, s.probes[base + j], s.at[base + j], lineage);
+            }
+            ends[j + 1] = end;
+        }
+        // order[ends[l + 1] .. ends[l]) serve exactly the first l probes (order[from .. ends[m]) all m)
+        for (int l = m; l >= 0; l--) {
+            int start = l == m ? from : ends[l + 1];
+            int stop = ends[l];
+            if (start < stop) {
+                int gapLo = l == 0 ? lo : s.at[base + l - 1];
+                int gapHi = l == m ? hi : s.at[base + l];
+                if (gapHi - gapLo <= 1) {
+                    for (int j = start; j < stop; j++) {
+                        s.covered[s.order[j]] = gapLo + 1;
+                    }
+                } else {
+                    s.addNextGroup(start, stop, gapLo, gapHi);
+                }
+            }
+        }
+    }
+
+    /** Coverage of one bank as {@code view} shows it, level by level from {@code from} (which it serves up to). */
+    private int linear(Bank bank, BankView view, long[] h, int n, int lineage, int from) {
+        int k = from;
+        while (k < n && serves(table.get(h[k]), bank, view, k, lineage)) {
+            k++;
+        }
+        return k;
+    }
+
+    private static boolean serves(int @Nullable [] holders, Bank bank, BankView view, int level, int lineage) {
+        if (holders == null) {
+            return false;
+        }
+        int from = Holders.count(holders) > 8 ? Holders.firstAtOrAfter(holders, bank.index) : 0;
+        return serving(holders, from, bank.index, view, level, lineage) != NO_RECORD;
+    }
+
+    /** Coverage of candidate {@code a} alone, from a fresh view; 0 if it keeps changing under us. */
+    private int again(Scratch s, int a, long[] h, int n, int lineage) {
+        Bank bank = s.banks[a];
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            retries.increment();
+            BankView view = bank.view;
+            int k = 0;
+            if (view.published() && serves(table.get(h[0]), bank, view, 0, lineage)) {
+                if (view.prefixClosed()) {
+                    int lo = 0;
+                    int hi = n;
+                    while (hi - lo > 1) {
+                        int mid = (lo + hi) >>> 1;
+                        if (serves(table.get(h[mid]), bank, view, mid, lineage)) {
+                            lo = mid;
+                        } else {
+                            hi = mid;
+                        }
+                    }
+                    k = lo + 1;
+                } else {
+                    k = linear(bank, view, h, n, lineage, 1);
+                }
+            }
+            if (view.stillExplains(bank.view)) {
+                s.views[a] = view;
+                return k;
+            }
+        }
+        return 0;
     }
 
     /** The slots of {@code h[from..to)} in the bank, as far as it holds them contiguously now. */
@@ -73,47 +236,6 @@ final class CoverageSearch {
             retries.increment();
         }
         return new int[0];
-    }
-
-    private void walkChain(Walk walk, long[] h, int n, int lineage) {
-        int[][] chunk = new int[Math.min(MAX_CHUNK, n)][];
-        int chunkSize = 4;
-        int alive = walk.size;
-        for (int level = 0; level < n && alive > 0; ) {
-            int end = Math.min(n, level + chunkSize);
-            table.getAll(h, level, end, chunk);
-            for (int i = level; i < end && alive > 0; i++) {
-                alive = walk.advance(chunk[i - level], i, alive, lineage);
-            }
-            level = end;
-            chunkSize = Math.min(MAX_CHUNK, chunkSize * 2);
-        }
-        for (int j = 0; j < alive; j++) {
-            walk.covered[walk.alive[j]] = n;
-        }
-    }
-
-    /** Coverage of one bank alone, from a fresh view; 0 if it keeps changing under us. */
-    private int walkOne(Bank bank, BankView[] views, int at, long[] h, int n, int lineage) {
-        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-            retries.increment();
-            BankView view = bank.view;
-            int k = 0;
-            if (view.published()) {
-                while (k < n) {
-                    int[] holders = table.get(h[k]);
-                    if (holders == null || serving(holders, 0, bank.index, view, k, lineage) == NO_RECORD) {
-                        break;
-                    }
-                    k++;
-                }
-            }
-            if (view.stillExplains(bank.view)) {
-                views[at] = view;
-                return k;
-            }
-        }
-        return 0;
     }
 
     /**
@@ -148,24 +270,96 @@ final class CoverageSearch {
         return blockLineage == LineageIds.NONE || blockLineage == lineage ? record : NO_RECORD;
     }
 
-    /** Per-lookup state: the banks found holding h[0], their views, coverage, and who is still alive. */
-    private static final class Walk {
-        final Bank[] banks;
-        final BankView[] views;
-        final int[] covered;
-        final int[] alive;
-        int size;
+    /** Per-lookup state, reused by the thread's next lookup: the candidates, their views, coverage and search order. */
+    private static final class Scratch {
+        @Nullable
+        Bank[] banks = new Bank[16];
 
-        private Walk(int capacity) {
-            banks = new Bank[capacity];
-            views = new BankView[capacity];
-            covered = new int[capacity];
-            alive = new int[capacity];
+        BankView[] views = new BankView[16];
+        int[] covered = new int[16];
+        int[] order = new int[16];
+        int[] spare = new int[16];
+        int[] at = new int[4 * FANOUT];
+        int[][] probes = new int[4 * FANOUT][];
+        final int[] ends = new int[FANOUT + 1];
+        int size;
+        // this round's groups and the next round's, as parallel arrays
+        int groups;
+        int[] from = new int[16];
+        int[] to = new int[16];
+        int[] lo = new int[16];
+        int[] hi = new int[16];
+        int[] firstProbe = new int[16];
+        int[] probeCount = new int[16];
+        int nextGroups;
+        int[] nextFrom = new int[16];
+        int[] nextTo = new int[16];
+        int[] nextLo = new int[16];
+        int[] nextHi = new int[16];
+
+        void addGroup(int start, int stop, int gapLo, int gapHi) {
+            from[groups] = start;
+            to[groups] = stop;
+            lo[groups] = gapLo;
+            hi[groups] = gapHi;
+            groups++;
         }
 
-        static Walk discover(int[] first, @Nullable Bank[] all, int domain) {
+        /** Groups are disjoint ranges of candidates, so there are never more than {@link #size}. */
+        void addNextGroup(int start, int stop, int gapLo, int gapHi) {
+            nextFrom[nextGroups] = start;
+            nextTo[nextGroups] = stop;
+            nextLo[nextGroups] = gapLo;
+            nextHi[nextGroups] = gapHi;
+            nextGroups++;
+        }
+
+        void swapGroups() {
+            int[] t = from;
+            from = nextFrom;
+            nextFrom = t;
+            t = to;
+            to = nextTo;
+            nextTo = t;
+            t = lo;
+            lo = nextLo;
+            nextLo = t;
+            t = hi;
+            hi = nextHi;
+            nextHi = t;
+            groups = nextGroups;
+        }
+
+        void ensureProbes(int count) {
+            if (count > at.length) {
+                int grown = Math.max(count, at.length * 2);
+                at = Arrays.copyOf(at, grown);
+                probes = Arrays.copyOf(probes, grown);
+            }
+        }
+
+        /** Collects the published banks of the domain holding {@code h[0]} and their views. */
+        int discover(int[] first, @Nullable Bank[] all, int domain) {
             int count = Holders.count(first);
-            Walk walk = new Walk(count);
+            if (banks.length < count) {
+                int grown = Math.max(count, banks.length * 2);
+                banks = new Bank[grown];
+                views = new BankView[grown];
+                covered = new int[grown];
+                order = new int[grown];
+                spare = new int[grown];
+                from = new int[grown];
+                to = new int[grown];
+                lo = new int[grown];
+                hi = new int[grown];
+                firstProbe = new int[grown];
+                probeCount = new int[grown];
+                nextFrom = new int[grown];
+                nextTo = new int[grown];
+                nextLo = new int[grown];
+                nextHi = new int[grown];
+            }
+            size = 0;
             int previous = -1;
             for (int r = 0; r < count; r++) {
                 int index = Holders.bank(Holders.bankWord(first, r));
@@ -179,29 +373,29 @@ final class CoverageSearch {
                 }
                 BankView view = bank.view;
                 if (view.published()) {
-                    walk.banks[walk.size] = bank;
-                    walk.views[walk.size] = view;
-                    walk.alive[walk.size] = walk.size;
-                    walk.size++;
+                    banks[size] = bank;
+                    views[size] = view;
+                    size++;
                 }
             }
-            return walk;
+            return size;
         }
 
-        /** Keeps the alive banks serving {@code h[level]}; the others cover exactly {@code level}. */
-        int advance(int @Nullable [] holders, int level, int alive, int lineage) {
+        /**
+         * Reorders {@code order[from..to)} (kept in bank order) so that the candidates serving
+         * {@code h[level]} come first, and returns where the others start.
+         */
+        int partition(int from, int to, int @Nullable [] holders, int level, int lineage) {
             if (holders == null) {
-                for (int j = 0; j < alive; j++) {
-                    covered[this.alive[j]] = level;
-                }
-                return 0;
+                return from;
             }
             int count = Holders.count(holders);
-            boolean search = alive * 8 < count;
+            boolean search = (to - from) * 8 < count;
             int r = 0;
-            int kept = 0;
-            for (int j = 0; j < alive; j++) {
-                int a = this.alive[j];
+            int kept = from;
+            int dropped = 0;
+            for (int j = from; j < to; j++) {
+                int a = order[j];
                 int bank = banks[a].index;
                 if (search) {
                     r = Holders.firstAtOrAfter(holders, bank);
@@ -211,22 +405,24 @@ final class CoverageSearch {
                     }
                 }
                 if (serving(holders, r, bank, views[a], level, lineage) != NO_RECORD) {
-                    this.alive[kept++] = a;
+                    order[kept++] = a;
                 } else {
-                    covered[a] = level;
+                    spare[dropped++] = a;
                 }
             }
+            System.arraycopy(spare, 0, order, kept, dropped);
             return kept;
         }
 
         List<Candidate> best(int maxCandidates) {
-            int[] top = new int[Math.min(maxCandidates, size)];
+            int[] top = spare;
+            int limit = Math.min(maxCandidates, size);
             int n = 0;
             for (int a = 0; a < size; a++) {
-                if (covered[a] == 0 || (n == top.length && !better(a, top[n - 1]))) {
+                if (covered[a] == 0 || (n == limit && !better(a, top[n - 1]))) {
                     continue;
                 }
-                int at = n == top.length ? n - 1 : n++;
+                int at = n == limit ? n - 1 : n++;
                 while (at > 0 && better(a, top[at - 1])) {
                     top[at] = top[at - 1];
                     at--;
@@ -238,6 +434,10 @@ final class CoverageSearch {
                 int a = top[i];
                 result.add(new Candidate(banks[a].id, views[a].epoch(), covered[a]));
             }
+            // drop the references, so a dropped bank is not kept alive by a thread's scratch
+            Arrays.fill(banks, 0, size, null);
+            Arrays.fill(views, 0, size, null);
+            Arrays.fill(probes, null);
             return result;
         }
 

@@ -23,6 +23,7 @@ final class HolderTable {
     private static final double TARGET_LOAD = 0.5;
 
     private volatile int[][] slots;
+
     private int live;
     private int tombstones;
     private long holderBytes;
@@ -78,6 +79,44 @@ final class HolderTable {
                 out[i - from] = probe(table, keys[i], ((int) mix(keys[i]) + 1) & mask);
             }
         }
+    }
+
+    /**
+     * Looks up {@code keys[at[i]]} into {@code out[i]} for {@code i < count}, overlapping the cache
+     * misses of the independent probes as {@link #getAll} does.
+     */
+    void getAt(long[] keys, int[] at, int count, int[][] out) {
+        int[][] table = slots;
+        int mask = table.length - 1;
+        for (int i = 0; i < count; i++) {
+            out[i] = (int[]) SLOTS.getAcquire(table, (int) mix(keys[at[i]]) & mask);
+        }
+        for (int i = 0; i < count; i++) {
+            int[] home = out[i];
+            long key = keys[at[i]];
+            if (home != null && (home == TOMBSTONE || Holders.key(home) != key)) {
+                out[i] = probe(table, key, ((int) mix(key) + 1) & mask);
+            }
+        }
+    }
+
+    /**
+     * Returns the array of {@code keys[at[0]]}, having also loaded the home slots of
+     * {@code keys[at[1..count)]} (into {@code out[1..count)}, unresolved), so that their cache misses overlap this one and a later
+     * {@link #getAt} of the same keys finds them in cache.
+     */
+    int @Nullable [] getFirst(long[] keys, int[] at, int count, int[][] out) {
+        int[][] table = slots;
+        int mask = table.length - 1;
+        for (int i = 1; i < count; i++) {
+            out[i] = (int[]) SLOTS.getAcquire(table, (int) mix(keys[at[i]]) & mask);
+        }
+        long key = keys[at[0]];
+        int[] home = (int[]) SLOTS.getAcquire(table, (int) mix(key) & mask);
+        if (home != null && (home == TOMBSTONE || Holders.key(home) != key)) {
+            home = probe(table, key, ((int) mix(key) + 1) & mask);
+        }
+        return home;
     }
 
     private static int @Nullable [] probe(int[][] table, long key, int start) {

@@ -177,6 +177,11 @@ public final class PrefixIndex {
         return search.slots(bank, bankEpoch, seqHashes, from, to, lineages.lookup(mmLineage));
     }
 
+    /** Whether the bank's visible state is prefix-closed (its lookups binary-search); for tests. */
+    boolean prefixClosed(UUID bankId) {
+        return require(bankId).view.prefixClosed();
+    }
+
     /** Counters for metrics. Takes the write lock briefly; do not call on a hot path. */
     public IndexStats stats() {
         writeLock.lock();
@@ -202,9 +207,7 @@ public final class PrefixIndex {
     }
 
     private void removeAll(Bank bank) {
-        for (long hash : bank.heldHashes()) {
-            writer.remove(bank, hash);
-        }
+        writer.removeAll(bank);
     }
 
     /**
@@ -217,7 +220,7 @@ public final class PrefixIndex {
         try {
             body.run();
         } finally {
-            bank.view = bank.view.commit(epoch, published);
+            bank.view = bank.view.commit(epoch, published, bank.prefixClosed());
             int delta = writer.settle(bank);
             bank.addEntries(delta);
             entries += delta;

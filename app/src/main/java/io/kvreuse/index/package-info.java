@@ -5,14 +5,30 @@
  * <p><b>Layout.</b> One open-addressing table maps each u64 sequence hash to an immutable
  * {@code int[]} holding the key and one 16-byte record per holding bank ({@code bank index, slot,
  * position, lineage id}), sorted by bank. A bank keeps a slot → hash array so a reset or drop finds
- * its blocks without a per-bank hash set. No boxed keys; about 40–60 bytes per (block, bank) entry
- * when no other bank shares the block, far less for shared prefixes.
+ * its blocks without a per-bank hash set, and 3 bytes per slot of block-tree bookkeeping (below).
+ * No boxed keys; about 59–63 bytes per (block, bank) entry when no other bank shares the block,
+ * far less for shared prefixes.
  *
- * <p><b>Lookup.</b> Take the banks holding {@code h[0]} at position 0 in the domain, then intersect
- * them level by level with the holders of {@code h[i]} at position i (merge or binary search over
- * the sorted records) until none is left; a bank's coverage is the level where it dropped out.
- * Work is bounded by the fan-out of {@code h[0]} plus the live candidates per level, never by all
- * blocks of all banks; the best {@code maxCandidates} are kept by (coverage desc, bank id asc).
+ * <p><b>Prefix closure.</b> A bank's block is anchored when it is a root or its parent (by the
+ * parent hash it was stored with) is held in the same bank at the position before it, with no
+ * multimodal lineage or the child's. The writer keeps, per bank, which blocks are anchored:
+ * removing a parent turns its held children into orphans waiting for its hash, and storing it again
+ * anchors them again. A bank with no orphan is prefix-closed, and each committed view says whether
+ * it is. Because a sequence hash names its whole prefix, a prefix-closed bank that serves
+ * {@code h[i]} at position i serves all of {@code h[0..i]}: coverage is monotone along the chain.
+ * (The index relies on that: for a chain whose {@code h[i - 1]} is not the parent hash {@code h[i]}
+ * was stored with, which chained hashes rule out, a prefix-closed bank may be credited with more
+ * than a level-by-level walk would give.)
+ *
+ * <p><b>Lookup.</b> Take the banks serving {@code h[0]} at position 0 in the domain. The
+ * prefix-closed ones are searched together: a round probes up to 3 levels spread over each group's
+ * open gap (all groups' probes fetched at once, so their cache misses overlap), splits the group by
+ * how many of its probes each bank serves, and continues in the narrower gaps; the first round is
+ * fetched together with {@code h[0]}. A long hit takes about log4(n) rounds, and the work is
+ * (distinct coverages) × log(n) probes, each a merge of a group with one holder array. A bank that
+ * is not prefix-closed right now (an orphan somewhere) is walked level by level, so answers never
+ * depend on closure, only their speed does. The best {@code maxCandidates} are kept by (coverage
+ * desc, bank id asc); per-lookup scratch is per thread, so a lookup allocates only its answer.
  *
  * <p><b>Atomic batches without read locks.</b> Writers serialise on a lock. A batch writes its
  * changes as <em>pending</em> records next to the committed ones (copy-on-write of the affected
@@ -21,7 +37,7 @@
  * records supersede committed ones, and settles: drops what they superseded and clears the pending
  * bit. A reader interprets every record of a bank against the view it read <em>before</em> reading
  * those records, and at the end checks that the bank's view still explains them (no settle purged
- * them meanwhile); if not, that one bank is walked again with a fresh view. So each candidate's
+ * them meanwhile); if not, that one bank is searched again with a fresh view. So each candidate's
  * coverage is that of one committed state of its bank, never half a batch.
  */
 @NullMarked

@@ -19,7 +19,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Random histories of batches, removals, slot reuse, resets, (un)publishing and re-registration
  * over banks holding tree-shaped conversations, checking every lookup, slot fetch and counter
- * against {@link ReferenceIndex} after every step.
+ * against {@link ReferenceIndex} after every step, and whether each bank is prefix-closed against
+ * the model's brute-force check.
  */
 class PrefixIndexPropertyTests {
 
@@ -194,6 +195,11 @@ class PrefixIndexPropertyTests {
                     }
                 }
             }
+        }
+        for (UUID bank : BANKS) {
+            assertThat(index.prefixClosed(bank))
+                    .as("bank %s prefix-closed", bank)
+                    .isEqualTo(model.banks.get(bank).prefixClosed());
         }
         IndexStats stats = index.stats();
         assertThat(stats.entries()).isEqualTo(model.entries());

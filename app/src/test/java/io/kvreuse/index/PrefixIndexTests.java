@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.stream.Stream;
@@ -121,5 +122,53 @@ class PrefixIndexTests {
         assertThatThrownBy(() -> index.lookup("d", chain, 5, null, 1)).isInstanceOf(IndexOutOfBoundsException.class);
         assertThatThrownBy(() -> index.lookup("d", chain, 2, null, -1)).isInstanceOf(IllegalArgumentException.class);
         assertThat(index.lookup("d", chain, 0, null, 3)).isEmpty();
+    }
+
+    @Test
+    void prefixClosedWhenParentRemovedUnderChildrenThenNotUntilReStored() {
+        long[] path = new long[300];
+        for (int i = 0; i < path.length; i++) {
+            path[i] = 1_000 + i;
+        }
+        UUID bank = UUID.randomUUID();
+        index.registerBank(bank, "d", 1, 70_000);
+        List<BlockEvent> grow = new ArrayList<>();
+        for (int i = 0; i < path.length; i++) {
+            // block 150 sits far from its parent (beyond a 2-byte slot distance)
+            grow.add(new StoredBlock(path[i], i == 0 ? null : path[i - 1], i, i < 150 ? i : 60_000 + i, null));
+        }
+        // 300 siblings hang off block 10, more than a 1-byte child count holds
+        for (int c = 0; c < 300; c++) {
+            grow.add(new StoredBlock(9_000_000L + c, path[10], 11, 1_000 + c, null));
+        }
+        index.apply(bank, 1, grow);
+        index.publish(bank);
+        assertThat(index.prefixClosed(bank)).isTrue();
+        assertThat(index.lookup("d", path, 300, null, 1)).containsExactly(new Candidate(bank, 1, 300));
+
+        index.apply(bank, 1, List.of(new RemovedBlock(path[149])));
+        assertThat(index.prefixClosed(bank)).isFalse();
+        assertThat(index.lookup("d", path, 300, null, 1)).containsExactly(new Candidate(bank, 1, 149));
+        index.apply(bank, 1, List.of(new StoredBlock(path[149], path[148], 149, 149, null)));
+        assertThat(index.prefixClosed(bank)).isTrue();
+        assertThat(index.lookup("d", path, 300, null, 1)).containsExactly(new Candidate(bank, 1, 300));
+
+        index.apply(bank, 1, List.of(new RemovedBlock(path[10])));
+        assertThat(index.prefixClosed(bank)).isFalse();
+        long[] sibling = Arrays.copyOf(path, 12);
+        sibling[11] = 9_000_123L;
+        assertThat(index.lookup("d", sibling, 12, null, 1)).containsExactly(new Candidate(bank, 1, 10));
+        // re-stored at another slot the children anchor again; with a lineage they do not carry they stop fitting
+        index.apply(bank, 1, List.of(new StoredBlock(path[10], path[9], 10, 69_999, null)));
+        assertThat(index.prefixClosed(bank)).isTrue();
+        assertThat(index.lookup("d", sibling, 12, null, 1)).containsExactly(new Candidate(bank, 1, 12));
+        index.apply(bank, 1, List.of(new StoredBlock(path[10], path[9], 10, 69_999, "img")));
+        assertThat(index.prefixClosed(bank)).isFalse();
+        assertThat(index.lookup("d", sibling, 12, "img", 1)).containsExactly(new Candidate(bank, 1, 12));
+        assertThat(index.lookup("d", sibling, 12, null, 1)).containsExactly(new Candidate(bank, 1, 10));
+
+        index.reset(bank, 2);
+        assertThat(index.prefixClosed(bank)).isTrue();
+        assertThat(index.lookup("d", path, 300, null, 1)).isEmpty();
     }
 }

@@ -14,7 +14,11 @@ import org.jspecify.annotations.Nullable;
 final class ReferenceIndex {
 
     record Block(
-            long hash, int position, int slot, @Nullable String lineage) {}
+            long hash,
+            @Nullable Long parent,
+            int position,
+            int slot,
+            @Nullable String lineage) {}
 
     static final class Bank {
         final UUID id;
@@ -41,7 +45,9 @@ final class ReferenceIndex {
             if (old != null) {
                 bySlot.remove(old.slot());
             }
-            byHash.put(block.seqHash(), new Block(block.seqHash(), block.position(), block.slot(), block.mmLineage()));
+            byHash.put(
+                    block.seqHash(),
+                    new Block(block.seqHash(), block.parentHash(), block.position(), block.slot(), block.mmLineage()));
             bySlot.put(block.slot(), block.seqHash());
         }
 
@@ -50,6 +56,25 @@ final class ReferenceIndex {
             if (old != null) {
                 bySlot.remove(old.slot());
             }
+        }
+
+        /**
+         * Whether every held block is a root or has its parent held at the position before it, with
+         * no lineage or the child's.
+         */
+        boolean prefixClosed() {
+            for (Block block : byHash.values()) {
+                if (block.parent() == null) {
+                    continue;
+                }
+                Block parent = byHash.get(block.parent());
+                if (parent == null
+                        || parent.position() + 1 != block.position()
+                        || (parent.lineage() != null && !parent.lineage().equals(block.lineage()))) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         int coverage(long[] h, int n, @Nullable String lineage) {
