@@ -39,7 +39,7 @@ final class HintBuilder {
     static String gpu(GpuHint h) {
         StringBuilder json = new StringBuilder(256 + 24 * h.fetchBlocks());
         json.append("{\"protocol_version\":\"0.1\",\"message_id\":\"")
-                .append(UUID.randomUUID())
+                .append(RandomIds.next())
                 .append("\",\"actions\":[{\"action_id\":\"")
                 .append(h.leaseId())
                 .append("\",\"action_type\":\"kv.fetch_gpu\",\"action_version\":\"1.0\",\"payload\":{");
@@ -103,9 +103,9 @@ final class HintBuilder {
     static String cpu(String sourceControlEndpoint, long[] chain, int blocks) {
         StringBuilder json = new StringBuilder(128 + 21 * blocks);
         json.append("{\"protocol_version\":\"0.1\",\"message_id\":\"")
-                .append(UUID.randomUUID())
+                .append(RandomIds.next())
                 .append("\",\"actions\":[{\"action_id\":\"")
-                .append(UUID.randomUUID())
+                .append(RandomIds.next())
                 .append("\",\"action_type\":\"kv.fetch\",\"action_version\":\"1.0\",\"payload\":{");
         field(json, "source_control_endpoint", sourceControlEndpoint).append(",\"block_hashes\":[");
         for (int i = 0; i < blocks; i++) {

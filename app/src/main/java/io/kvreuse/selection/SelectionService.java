@@ -1,6 +1,8 @@
 package io.kvreuse.selection;
 
 import io.kvreuse.bank.InventoryFeed;
+import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.hash.SeqHash;
 import io.kvreuse.lease.LeaseProposals;
 import io.kvreuse.lease.ProposalAbandoned;
@@ -273,7 +275,12 @@ class SelectionService {
     private static long[] parse(List<String> hashes) {
         long[] chain = new long[hashes.size()];
         for (int i = 0; i < chain.length; i++) {
-            chain[i] = SeqHash.parse(hashes.get(i), "seqHashes[" + i + "]");
+            String hash = hashes.get(i);
+            if (hash == null) {
+                throw new InvalidRequestException(
+                        ProblemType.INVALID_REQUEST, "seqHashes[" + i + "]: must not be null");
+            }
+            chain[i] = SeqHash.parse(hash, "seqHashes[" + i + "]");
         }
         return chain;
     }

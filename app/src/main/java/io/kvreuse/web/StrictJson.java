@@ -102,13 +102,20 @@ class StrictJson {
         }
 
         private static void checkUtf8(DataBuffer buffer) {
-            ByteBuffer bytes = ByteBuffer.allocate(buffer.readableByteCount());
-            buffer.toByteBuffer(buffer.readPosition(), bytes, 0, bytes.capacity());
-            for (int i = 0; i < bytes.capacity(); i++) {
-                if (bytes.get(i) == 0) {
+            byte[] array = new byte[buffer.readableByteCount()];
+            buffer.toByteBuffer(buffer.readPosition(), ByteBuffer.wrap(array), 0, array.length);
+            boolean ascii = true;
+            for (byte b : array) {
+                if (b == 0) {
                     throw new NotUtf8Exception("the body is not UTF-8 JSON: it holds a NUL byte (UTF-16 or UTF-32?)");
                 }
+                ascii &= b > 0;
             }
+            if (ascii) {
+                // seven-bit bytes are always well-formed UTF-8: the usual API body needs no decoding
+                return;
+            }
+            ByteBuffer bytes = ByteBuffer.wrap(array);
             try {
                 StandardCharsets.UTF_8
                         .newDecoder()
