@@ -25,6 +25,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.stereotype.Service;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * Answers a router within its deadline: the in-memory decision, then the PROPOSED lease. It fails
@@ -136,20 +137,25 @@ class SelectionService {
         }
     }
 
-    /** A selection whose deadline counts from {@code arrivedNanos} (System.nanoTime of the request's arrival). */
-    Mono<SelectionApi.Response> select(SelectionApi.Request request, long arrivedNanos) {
-        return select(request, parse(request.seqHashes()), arrivedNanos);
+    /**
+     * A selection whose deadline counts from {@code arrivedNanos} (System.nanoTime of the request's
+     * arrival) and is timed on {@code timers}.
+     */
+    Mono<SelectionApi.Response> select(SelectionApi.Request request, long arrivedNanos, Scheduler timers) {
+        return select(request, parse(request.seqHashes()), arrivedNanos, timers);
     }
 
     /** Every request's hashes are parsed before any is selected, so a malformed batch changes nothing. */
-    Mono<List<SelectionApi.Response>> selectAll(List<SelectionApi.Request> requests, long arrivedNanos) {
+    Mono<List<SelectionApi.Response>> selectAll(
+            List<SelectionApi.Request> requests, long arrivedNanos, Scheduler timers) {
         List<long[]> chains = requests.stream().map(r -> parse(r.seqHashes())).toList();
         return reactor.core.publisher.Flux.range(0, requests.size())
-                .flatMapSequential(i -> select(requests.get(i), chains.get(i), arrivedNanos), requests.size())
+                .flatMapSequential(i -> select(requests.get(i), chains.get(i), arrivedNanos, timers), requests.size())
                 .collectList();
     }
 
-    private Mono<SelectionApi.Response> select(SelectionApi.Request request, long[] chain, long start) {
+    private Mono<SelectionApi.Response> select(
+            SelectionApi.Request request, long[] chain, long start, Scheduler timers) {
         int local = Math.min(request.localPrefixBlocks(), chain.length);
         Duration deadline =
                 request.deadlineMs() == null ? properties.defaultDeadline() : Duration.ofMillis(request.deadlineMs());
@@ -165,7 +171,7 @@ class SelectionService {
             answer = propose(decision.plan());
         }
         long budgetNanos = deadline.toNanos() - (System.nanoTime() - start);
-        Mono<SelectionApi.Response> timed = answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)))
+        Mono<SelectionApi.Response> timed = answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)), timers)
                 .onErrorResume(
                         TimeoutException.class, e -> Mono.just(SelectionApi.Response.noHint(NoHintReason.DEADLINE)))
                 .doOnNext(r -> record(r, start, askedTokens(request.targetIncarnationId(), chain.length - local)));
