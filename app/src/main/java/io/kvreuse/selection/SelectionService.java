@@ -286,7 +286,13 @@ class SelectionService {
                 throw new InvalidRequestException(
                         ProblemType.INVALID_REQUEST, "seqHashes[" + i + "]: must not be null");
             }
-            chain[i] = SeqHash.parse(hash, "seqHashes[" + i + "]");
+            try {
+                chain[i] = SeqHash.parse(hash, "seqHashes");
+            } catch (InvalidRequestException e) {
+                // the element's name only for the one that failed, not a new string per hash
+                SeqHash.parse(hash, "seqHashes[" + i + "]");
+                throw e;
+            }
         }
         return chain;
     }

@@ -102,20 +102,26 @@ class StrictJson {
         }
 
         private static void checkUtf8(DataBuffer buffer) {
-            byte[] array = new byte[buffer.readableByteCount()];
-            buffer.toByteBuffer(buffer.readPosition(), ByteBuffer.wrap(array), 0, array.length);
             boolean ascii = true;
-            for (byte b : array) {
-                if (b == 0) {
-                    throw new NotUtf8Exception("the body is not UTF-8 JSON: it holds a NUL byte (UTF-16 or UTF-32?)");
+            try (DataBuffer.ByteBufferIterator views = buffer.readableByteBuffers()) {
+                while (views.hasNext()) {
+                    ByteBuffer view = views.next();
+                    for (int i = view.position(); i < view.limit(); i++) {
+                        byte b = view.get(i);
+                        if (b == 0) {
+                            throw new NotUtf8Exception(
+                                    "the body is not UTF-8 JSON: it holds a NUL byte (UTF-16 or UTF-32?)");
+                        }
+                        ascii &= b > 0;
+                    }
                 }
-                ascii &= b > 0;
             }
             if (ascii) {
-                // seven-bit bytes are always well-formed UTF-8: the usual API body needs no decoding
+                // seven-bit bytes are always well-formed UTF-8: the usual API body needs neither a copy nor a decoder
                 return;
             }
-            ByteBuffer bytes = ByteBuffer.wrap(array);
+            ByteBuffer bytes = ByteBuffer.allocate(buffer.readableByteCount());
+            buffer.toByteBuffer(buffer.readPosition(), bytes, 0, bytes.capacity());
             try {
                 StandardCharsets.UTF_8
                         .newDecoder()
