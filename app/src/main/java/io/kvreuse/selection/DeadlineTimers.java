@@ -23,7 +23,13 @@ final class DeadlineTimers {
 
     /** The exchange's event loop as a scheduler, or Reactor's parallel one off a Netty connection. */
     static Scheduler of(ServerWebExchange exchange) {
-        Object request = ServerHttpRequestDecorator.getNativeRequest(exchange.getRequest());
+        Object request;
+        try {
+            request = ServerHttpRequestDecorator.getNativeRequest(exchange.getRequest());
+        } catch (IllegalArgumentException | IllegalStateException notAServerRequest) {
+            // a request no server decoded (a mock, a test slice) has no connection to time on
+            return Schedulers.parallel();
+        }
         if (request instanceof Connection connection) {
             return LOOPS.computeIfAbsent(
                     connection.channel().eventLoop(),
