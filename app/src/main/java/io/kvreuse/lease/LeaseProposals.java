@@ -14,15 +14,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.r2dbc.ConnectionFactoryBuilder;
 import org.springframework.boot.r2dbc.autoconfigure.R2dbcProperties;
-import org.springframework.r2dbc.connection.R2dbcTransactionManager;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
-import org.springframework.transaction.reactive.TransactionalOperator;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -32,8 +29,9 @@ import tools.jackson.databind.json.JsonMapper;
  * lease} and {@code engine_command}. A PROPOSED lease holds nothing yet, so losing it in a crash is
  * safe (the donor refuses an unknown lease, the target recomputes): it is written with {@code
  * synchronous_commit = off}. Every later transition that holds memory is durable. The in-flight
- * caps are enforced in the same transaction ({@link InflightCaps}): a proposal that would pass its
- * donor's or target's cap is not written.
+ * caps are enforced in the same statement ({@link InflightCaps}): a proposal that would pass its
+ * donor's or target's cap is not written. A group of proposals is one statement and one round trip,
+ * since the router waits for it.
  */
 @Component
 public class LeaseProposals implements DisposableBean {
@@ -46,7 +44,6 @@ public class LeaseProposals implements DisposableBean {
 
     private final ConnectionFactory connections;
     private final DatabaseClient db;
-    private final TransactionalOperator tx;
     private final ReuseSettingsService settings;
     private final Clock clock;
     private final LeaseMetrics metrics;
@@ -75,7 +72,6 @@ public class LeaseProposals implements DisposableBean {
                         .validationDepth(ValidationDepth.LOCAL)
                         .build());
         this.db = DatabaseClient.create(connections);
-        this.tx = TransactionalOperator.create(new R2dbcTransactionManager(connections));
         if (connections instanceof ConnectionPool pool) {
             // open the connections now, so the first selection after a start does not pay for them
             pool.warmup().subscribe(null, e -> {});
@@ -134,7 +130,7 @@ public class LeaseProposals implements DisposableBean {
      * Records a PROPOSED lease: true when written, false when its donor or target is at its
      * in-flight cap. Under load the proposals of concurrent selections are grouped ({@link GroupCommit}):
      * while {@link #WRITERS} writes are in flight, new proposals queue and the next free writer
-     * admits and inserts all of them in one transaction. Alone, a proposal is written at once. If a
+     * admits and inserts all of them in one statement. Alone, a proposal is written at once. If a
      * grouped write fails, each of its proposals is written alone, so one bad row fails only its own
      * selection.
      */
@@ -153,60 +149,18 @@ public class LeaseProposals implements DisposableBean {
         });
     }
 
-    /** One transaction: lock and count the parties, then insert the proposals that fit under the caps. */
+    /** One statement: lock and count the parties, insert the proposals that fit under the caps. */
     private Mono<boolean[]> admitAndInsert(List<Proposal> plans) {
         ReuseSettings caps = settings.current();
         List<InflightCaps.Parties> parties = plans.stream()
                 .map(p -> new InflightCaps.Parties(p.donorId(), p.targetId()))
                 .toList();
-        return InflightCaps.lockAndCount(
-                        db, parties, clock.instant(), caps.maxInflightPerDonor(), caps.maxInflightPerTarget())
-                .flatMap(counts -> {
-                    boolean[] admitted = InflightCaps.admit(
-                            parties, counts, caps.maxInflightPerDonor(), caps.maxInflightPerTarget());
-                    List<Proposal> fit = IntStream.range(0, admitted.length)
-                            .filter(i -> admitted[i])
-                            .mapToObj(plans::get)
-                            .toList();
-                    return (fit.isEmpty()
-                                    ? Mono.<Void>empty()
-                                    : db.sql(INSERT)
-                                            .bind("plans", json.writeValueAsString(fit))
-                                            .then())
-                            .thenReturn(admitted);
-                })
-                .as(tx::transactional);
+        return InflightCaps.proposeWithinCaps(
+                db,
+                json.writeValueAsString(plans),
+                parties,
+                clock.instant(),
+                caps.maxInflightPerDonor(),
+                caps.maxInflightPerTarget());
     }
-
-    /**
-     * The leases, read from the proposals as JSON (one object per {@link Proposal}, by component
-     * name), and in the same statement one PIN command per donor rank, visible at once.
-     */
-    private static final String INSERT = """
-            WITH plan AS (
-                SELECT * FROM jsonb_to_recordset(CAST(:plans AS JSONB)) AS p("leaseId" UUID, "requestId" TEXT,
-                    "domainId" TEXT, "transportClass" TEXT, "donorId" UUID, "donorEpoch" BIGINT, "bankId" UUID,
-                    "bankEpoch" BIGINT, "targetId" UUID, "targetEpoch" BIGINT, "localPrefixBlocks" INTEGER,
-                    "fetchedHashes" BIGINT[], "slotRuns" INTEGER[], "mmLineage" TEXT, "actionType" TEXT,
-                    "transferMs" DOUBLE PRECISION, "recomputeMs" DOUBLE PRECISION, "budgetBytes" BIGINT,
-                    "manifestBytes" INTEGER, "ttlDeadline" TIMESTAMPTZ, "transferDeadline" TIMESTAMPTZ,
-                    "abandonDeadline" TIMESTAMPTZ)),
-            proposed AS (
-            INSERT INTO lease (lease_id, request_id, state, domain_id, donor_incarnation_id, donor_epoch, bank_id, bank_epoch,
-                target_incarnation_id, target_epoch, local_prefix_blocks, fetch_blocks, seq_hashes, transport_class,
-                predicted_transfer_ms, predicted_recompute_ms, budget_bytes, manifest_bytes, ttl_deadline,
-                transfer_deadline, abandon_deadline, source_slot_runs, mm_lineage, action_type)
-            SELECT "leaseId", "requestId", 'PROPOSED', "domainId", "donorId", "donorEpoch", "bankId", "bankEpoch",
-                "targetId", "targetEpoch", "localPrefixBlocks", cardinality("fetchedHashes"), "fetchedHashes",
-                "transportClass", "transferMs", "recomputeMs", "budgetBytes", "manifestBytes", "ttlDeadline",
-                "transferDeadline", "abandonDeadline",
-                (SELECT COALESCE(jsonb_agg(jsonb_build_array("slotRuns"[i], "slotRuns"[i + 1]) ORDER BY i), '[]')
-                 FROM generate_series(1, cardinality("slotRuns"), 2) AS i),
-                "mmLineage", "actionType"
-            FROM plan
-            RETURNING lease_id, donor_incarnation_id, created_at)
-            INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at)
-            SELECT gen_random_uuid(), p.donor_incarnation_id, p.lease_id, 'PIN', r.rank, p.created_at, '-infinity'
-            FROM proposed p JOIN incarnation_rank r ON r.incarnation_id = p.donor_incarnation_id
-            """;
 }

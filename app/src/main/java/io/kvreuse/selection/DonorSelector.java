@@ -362,7 +362,7 @@ class DonorSelector {
             return Decision.no(NoHintReason.NO_COVERAGE);
         }
         Instant now = clock.instant();
-        UUID leaseId = UUID.randomUUID();
+        UUID leaseId = RandomIds.next();
         Instant leaseDeadline = now.plusMillis(s.leaseTtlMs());
         Instant transferDeadline = now.plusMillis(s.transferDeadlineMs());
         String hint;

@@ -37,9 +37,9 @@ final class HintBuilder {
             long bytesPerRank) {}
 
     static String gpu(GpuHint h) {
-        StringBuilder json = new StringBuilder(256 + 24 * h.fetchBlocks());
+        StringBuilder json = new StringBuilder(1024 + 22 * h.fetchBlocks());
         json.append("{\"protocol_version\":\"0.1\",\"message_id\":\"")
-                .append(UUID.randomUUID())
+                .append(RandomIds.next())
                 .append("\",\"actions\":[{\"action_id\":\"")
                 .append(h.leaseId())
                 .append("\",\"action_type\":\"kv.fetch_gpu\",\"action_version\":\"1.0\",\"payload\":{");
@@ -71,7 +71,7 @@ final class HintBuilder {
             if (i > 0) {
                 json.append(',');
             }
-            json.append(Long.toUnsignedString(h.chain()[h.localPrefixBlocks() + i]));
+            unsigned(json, h.chain()[h.localPrefixBlocks() + i]);
         }
         json.append("],\"source_slot_runs\":");
         runs(json, h.slotRuns());
@@ -103,16 +103,16 @@ final class HintBuilder {
     static String cpu(String sourceControlEndpoint, long[] chain, int blocks) {
         StringBuilder json = new StringBuilder(128 + 21 * blocks);
         json.append("{\"protocol_version\":\"0.1\",\"message_id\":\"")
-                .append(UUID.randomUUID())
+                .append(RandomIds.next())
                 .append("\",\"actions\":[{\"action_id\":\"")
-                .append(UUID.randomUUID())
+                .append(RandomIds.next())
                 .append("\",\"action_type\":\"kv.fetch\",\"action_version\":\"1.0\",\"payload\":{");
         field(json, "source_control_endpoint", sourceControlEndpoint).append(",\"block_hashes\":[");
         for (int i = 0; i < blocks; i++) {
             if (i > 0) {
                 json.append(',');
             }
-            json.append(Long.toUnsignedString(chain[i]));
+            unsigned(json, chain[i]);
         }
         return json.append("]}}]}").toString();
     }
@@ -151,6 +151,15 @@ final class HintBuilder {
             json.append('[').append(runs[i]).append(',').append(runs[i + 1]).append(']');
         }
         json.append(']');
+    }
+
+    /** A u64 as its exact decimal digits, written in place (Long.toUnsignedString makes two strings per hash). */
+    static StringBuilder unsigned(StringBuilder json, long value) {
+        if (value >= 0) {
+            return json.append(value);
+        }
+        long quotient = (value >>> 1) / 5;
+        return json.append(quotient).append(value - quotient * 10);
     }
 
     private static StringBuilder field(StringBuilder json, String name, String value) {

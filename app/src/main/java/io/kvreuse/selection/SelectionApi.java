@@ -37,9 +37,11 @@ final class SelectionApi {
             @Schema(
                     description =
                             "The request's block sequence hashes from the root, u64 as decimal strings (0x hex accepted), 1–65,536")
+            // each hash is checked when parsed (a null one too): the validator walking 65,536 elements
+            // cost a selection as much as decoding its body
             @NotNull
             @Size(min = 1, max = MAX_CHAIN)
-            List<@NotNull String> seqHashes,
+            List<String> seqHashes,
 
             @Schema(description = "Blocks of the chain the target already holds in its own cache")
             @NotNull

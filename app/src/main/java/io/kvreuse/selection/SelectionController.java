@@ -28,7 +28,7 @@ class SelectionController {
             summary = "Ask for a donor: a hint and a PROPOSED lease, or NO_HINT with one reason (ROUTER)")
     @PostMapping("/api/v1/donor-selections")
     Mono<SelectionApi.Response> select(@Valid @RequestBody SelectionApi.Request request, ServerWebExchange exchange) {
-        return selection.select(request, SelectionArrival.of(exchange));
+        return selection.select(request, SelectionArrival.of(exchange), DeadlineTimers.of(exchange));
     }
 
     /**
@@ -44,7 +44,7 @@ class SelectionController {
     Mono<SelectionApi.BatchResponse> selectAll(
             @Valid @RequestBody SelectionApi.BatchRequest body, ServerWebExchange exchange) {
         return selection
-                .selectAll(body.selections(), SelectionArrival.of(exchange))
+                .selectAll(body.selections(), SelectionArrival.of(exchange), DeadlineTimers.of(exchange))
                 .map(SelectionApi.BatchResponse::new);
     }
 }

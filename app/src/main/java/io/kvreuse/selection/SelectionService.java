@@ -1,6 +1,8 @@
 package io.kvreuse.selection;
 
 import io.kvreuse.bank.InventoryFeed;
+import io.kvreuse.error.InvalidRequestException;
+import io.kvreuse.error.ProblemType;
 import io.kvreuse.hash.SeqHash;
 import io.kvreuse.lease.LeaseProposals;
 import io.kvreuse.lease.ProposalAbandoned;
@@ -23,6 +25,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.stereotype.Service;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * Answers a router within its deadline: the in-memory decision, then the PROPOSED lease. It fails
@@ -134,20 +137,25 @@ class SelectionService {
         }
     }
 
-    /** A selection whose deadline counts from {@code arrivedNanos} (System.nanoTime of the request's arrival). */
-    Mono<SelectionApi.Response> select(SelectionApi.Request request, long arrivedNanos) {
-        return select(request, parse(request.seqHashes()), arrivedNanos);
+    /**
+     * A selection whose deadline counts from {@code arrivedNanos} (System.nanoTime of the request's
+     * arrival) and is timed on {@code timers}.
+     */
+    Mono<SelectionApi.Response> select(SelectionApi.Request request, long arrivedNanos, Scheduler timers) {
+        return select(request, parse(request.seqHashes()), arrivedNanos, timers);
     }
 
     /** Every request's hashes are parsed before any is selected, so a malformed batch changes nothing. */
-    Mono<List<SelectionApi.Response>> selectAll(List<SelectionApi.Request> requests, long arrivedNanos) {
+    Mono<List<SelectionApi.Response>> selectAll(
+            List<SelectionApi.Request> requests, long arrivedNanos, Scheduler timers) {
         List<long[]> chains = requests.stream().map(r -> parse(r.seqHashes())).toList();
         return reactor.core.publisher.Flux.range(0, requests.size())
-                .flatMapSequential(i -> select(requests.get(i), chains.get(i), arrivedNanos), requests.size())
+                .flatMapSequential(i -> select(requests.get(i), chains.get(i), arrivedNanos, timers), requests.size())
                 .collectList();
     }
 
-    private Mono<SelectionApi.Response> select(SelectionApi.Request request, long[] chain, long start) {
+    private Mono<SelectionApi.Response> select(
+            SelectionApi.Request request, long[] chain, long start, Scheduler timers) {
         int local = Math.min(request.localPrefixBlocks(), chain.length);
         Duration deadline =
                 request.deadlineMs() == null ? properties.defaultDeadline() : Duration.ofMillis(request.deadlineMs());
@@ -163,7 +171,7 @@ class SelectionService {
             answer = propose(decision.plan());
         }
         long budgetNanos = deadline.toNanos() - (System.nanoTime() - start);
-        Mono<SelectionApi.Response> timed = answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)))
+        Mono<SelectionApi.Response> timed = answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)), timers)
                 .onErrorResume(
                         TimeoutException.class, e -> Mono.just(SelectionApi.Response.noHint(NoHintReason.DEADLINE)))
                 .doOnNext(r -> record(r, start, askedTokens(request.targetIncarnationId(), chain.length - local)));
@@ -273,7 +281,18 @@ class SelectionService {
     private static long[] parse(List<String> hashes) {
         long[] chain = new long[hashes.size()];
         for (int i = 0; i < chain.length; i++) {
-            chain[i] = SeqHash.parse(hashes.get(i), "seqHashes[" + i + "]");
+            String hash = hashes.get(i);
+            if (hash == null) {
+                throw new InvalidRequestException(
+                        ProblemType.INVALID_REQUEST, "seqHashes[" + i + "]: must not be null");
+            }
+            try {
+                chain[i] = SeqHash.parse(hash, "seqHashes");
+            } catch (InvalidRequestException e) {
+                // the element's name only for the one that failed, not a new string per hash
+                SeqHash.parse(hash, "seqHashes[" + i + "]");
+                throw e;
+            }
         }
         return chain;
     }

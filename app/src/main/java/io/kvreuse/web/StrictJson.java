@@ -102,13 +102,26 @@ class StrictJson {
         }
 
         private static void checkUtf8(DataBuffer buffer) {
-            ByteBuffer bytes = ByteBuffer.allocate(buffer.readableByteCount());
-            buffer.toByteBuffer(buffer.readPosition(), bytes, 0, bytes.capacity());
-            for (int i = 0; i < bytes.capacity(); i++) {
-                if (bytes.get(i) == 0) {
-                    throw new NotUtf8Exception("the body is not UTF-8 JSON: it holds a NUL byte (UTF-16 or UTF-32?)");
+            boolean ascii = true;
+            try (DataBuffer.ByteBufferIterator views = buffer.readableByteBuffers()) {
+                while (views.hasNext()) {
+                    ByteBuffer view = views.next();
+                    for (int i = view.position(); i < view.limit(); i++) {
+                        byte b = view.get(i);
+                        if (b == 0) {
+                            throw new NotUtf8Exception(
+                                    "the body is not UTF-8 JSON: it holds a NUL byte (UTF-16 or UTF-32?)");
+                        }
+                        ascii &= b > 0;
+                    }
                 }
             }
+            if (ascii) {
+                // seven-bit bytes are always well-formed UTF-8: the usual API body needs neither a copy nor a decoder
+                return;
+            }
+            ByteBuffer bytes = ByteBuffer.allocate(buffer.readableByteCount());
+            buffer.toByteBuffer(buffer.readPosition(), bytes, 0, bytes.capacity());
             try {
                 StandardCharsets.UTF_8
                         .newDecoder()

@@ -3,41 +3,31 @@ package io.kvreuse.lease;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 class InflightCapsTests {
 
-    static final UUID D1 = UUID.randomUUID();
-    static final UUID D2 = UUID.randomUUID();
-    static final UUID T1 = UUID.randomUUID();
-    static final UUID T2 = UUID.randomUUID();
-
     @Test
-    void aGroupCountsTheStoredLeasesAndItsOwnEarlierAdmissions() {
-        var group = List.of(
-                new InflightCaps.Parties(D1, T1),
-                new InflightCaps.Parties(D1, T2),
-                new InflightCaps.Parties(D1, T1),
-                new InflightCaps.Parties(D2, T2));
-        var stored = new InflightCaps.Counts(Map.of(D1, 1), Map.of());
-        assertThat(InflightCaps.admit(group, stored, 2, 100)).containsExactly(true, false, false, true);
-    }
-
-    @Test
-    void aProposalRefusedByItsTargetDoesNotTakeItsDonorsPlace() {
-        var group = List.of(
-                new InflightCaps.Parties(D1, T1), new InflightCaps.Parties(D1, T2), new InflightCaps.Parties(D2, T2));
-        var stored = new InflightCaps.Counts(Map.of(), Map.of(T1, 1));
-        assertThat(InflightCaps.admit(group, stored, 1, 1)).containsExactly(false, true, false);
-    }
-
-    @Test
-    void nothingStoredAdmitsUpToTheCaps() {
-        var group = List.of(new InflightCaps.Parties(D1, T1), new InflightCaps.Parties(D1, T1));
-        var none = new InflightCaps.Counts(Map.of(), Map.of());
-        assertThat(InflightCaps.admit(group, none, 1, 5)).containsExactly(true, false);
-        assertThat(InflightCaps.admit(group, none, 5, 5)).containsExactly(true, true);
+    void everyWriterTakesTheLocksOfAGroupInKeyOrderAndEachOnce() {
+        List<UUID> donors =
+                IntStream.range(0, 5).mapToObj(i -> UUID.randomUUID()).toList();
+        List<UUID> targets =
+                IntStream.range(0, 3).mapToObj(i -> UUID.randomUUID()).toList();
+        var group = IntStream.range(0, 40)
+                .mapToObj(i -> new InflightCaps.Parties(donors.get(i % 5), targets.get(i % 3)))
+                .toList();
+        Integer[] keys = InflightCaps.lockKeys(group);
+        assertThat(keys).isSorted().doesNotHaveDuplicates();
+        assertThat(keys)
+                .containsExactlyInAnyOrderElementsOf(Stream.concat(donors.stream(), targets.stream())
+                        .map(InflightCaps::key)
+                        .distinct()
+                        .toList());
+        assertThat(InflightCaps.lockKeys(group.reversed()))
+                .as("the order does not depend on the group's order")
+                .isEqualTo(keys);
     }
 }

@@ -434,6 +434,56 @@ class DonorSelectionIntegrationTests {
                 .isForbidden();
     }
 
+    @Test
+    void aNullHashIsAnInvalidRequestAndProposesNothing() {
+        var donor = s.donor(domain, 2, host, Fleet.chain(16));
+        Engine target = s.target(domain, 2, host);
+        List<String> hashes = new java.util.ArrayList<>(java.util.Arrays.stream(donor.chain())
+                .mapToObj(Long::toUnsignedString)
+                .toList());
+        hashes.set(3, null);
+        Map<String, Object> single = new java.util.HashMap<>(
+                Map.of("requestId", "null-hash", "targetIncarnationId", target.id(), "localPrefixBlocks", 0));
+        single.put("seqHashes", hashes);
+        for (var call : List.of(
+                Map.entry("/api/v1/donor-selections", (Object) single),
+                Map.entry("/api/v1/donor-selections/batch", (Object) Map.of("selections", List.of(single))))) {
+            http.post()
+                    .uri(call.getKey())
+                    .header("Authorization", "Bearer " + s.router)
+                    .contentType(MediaType.APPLICATION_JSON)
+                    .bodyValue(call.getValue())
+                    .exchange()
+                    .expectStatus()
+                    .isBadRequest()
+                    .expectHeader()
+                    .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                    .expectBody()
+                    .jsonPath("$.type")
+                    .isEqualTo("https://kvreuse.io/problems/invalid-request")
+                    .jsonPath("$.detail")
+                    .value(d -> assertThat((String) d).contains("seqHashes[3]"))
+                    .jsonPath("$.decision")
+                    .doesNotExist();
+        }
+        assertThat(leasesOf(target.id()))
+                .as("a refused selection proposes no lease")
+                .isZero();
+        payload(s.select(target.id(), donor.chain(), 0));
+        assertThat(leasesOf(target.id()))
+                .as("the same chain without the null proposes one")
+                .isEqualTo(1);
+    }
+
+    private long leasesOf(String targetId) {
+        Long n = db.sql("SELECT count(*) AS n FROM lease WHERE target_incarnation_id = CAST(:t AS UUID)")
+                .bind("t", targetId)
+                .map((row, meta) -> row.get("n", Long.class))
+                .one()
+                .block(Duration.ofSeconds(5));
+        return n == null ? 0 : n;
+    }
+
     private boolean locked() {
         Long n = db.sql("SELECT count(*) AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
                         + "WHERE c.relname = 'lease' AND l.mode = 'AccessExclusiveLock' AND l.granted")

@@ -35,6 +35,8 @@ final class ControlPlane implements AutoCloseable {
                 new java.util.ArrayList<>(List.of(java, "-Xms1g", "-Xmx1g", "--enable-native-access=ALL-UNNAMED"));
         String recording = System.getProperty("kvreuse.bench.jfr");
         if (recording != null) {
+            // deep stacks: a reactive call chain is a hundred frames before it reaches kvreuse code
+            command.add("-XX:FlightRecorderOptions=stackdepth=256");
             command.add("-XX:StartFlightRecording=filename=" + recording + ",settings=profile,dumponexit=true");
         }
         command.addAll(List.of("-jar", jar.toString()));
