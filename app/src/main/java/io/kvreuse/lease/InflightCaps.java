@@ -10,11 +10,12 @@ import reactor.core.publisher.Mono;
 
 /**
  * The in-flight caps, enforced where PROPOSED leases are written, in the one statement that writes
- * them ({@code kvreuse_propose_leases}, migration V81): it takes a transaction-level advisory lock
+ * them: its first step ({@code kvreuse_admit_leases}, migration V81, which writes nothing) takes a transaction-level advisory lock
  * per donor and per target of the group (in key order, so writers never deadlock), counts the live
  * leases of each in PostgreSQL once the locks are held — every replica's, since the locks are
  * PostgreSQL's — and admits the group's proposals in order, each counting the ones admitted before
- * it. Selection's in-memory counts ({@code InflightLeases}) only spare the store selections that
+ * it; the same statement then inserts the admitted leases and their donors' PIN commands (one per
+ * donor rank, visible at once). Selection's in-memory counts ({@code InflightLeases}) only spare the store selections that
  * would certainly be refused.
  *
  * <p>One statement in autocommit, not a transaction of several: the proposal write is on the
@@ -24,6 +25,43 @@ final class InflightCaps {
 
     /** Advisory lock class of in-flight counting ("kvif"); the two-key lock space is apart from the sweepers'. */
     static final int LOCK_CLASS = 0x6b76_6966;
+
+    /** Admits the group under the caps, then inserts what was admitted; answers the admissions. */
+    private static final String PROPOSE = """
+            WITH input AS (SELECT CAST(:plans AS JSONB) AS plans),
+            admission AS MATERIALIZED (
+                SELECT kvreuse_admit_leases(plans, :cls, CAST(:keys AS INTEGER[]), :donorCap, :targetCap, :now)
+                       AS admitted
+                FROM input),
+            plan AS (
+                SELECT x.* FROM input, admission, ROWS FROM (jsonb_to_recordset(input.plans) AS ("leaseId" UUID,
+                    "requestId" TEXT, "domainId" TEXT, "transportClass" TEXT, "donorId" UUID, "donorEpoch" BIGINT,
+                    "bankId" UUID, "bankEpoch" BIGINT, "targetId" UUID, "targetEpoch" BIGINT,
+                    "localPrefixBlocks" INTEGER, "fetchedHashes" BIGINT[], "slotRuns" INTEGER[], "mmLineage" TEXT,
+                    "actionType" TEXT, "transferMs" DOUBLE PRECISION, "recomputeMs" DOUBLE PRECISION,
+                    "budgetBytes" BIGINT, "manifestBytes" INTEGER, "ttlDeadline" TIMESTAMPTZ,
+                    "transferDeadline" TIMESTAMPTZ, "abandonDeadline" TIMESTAMPTZ)) WITH ORDINALITY AS x
+                WHERE admission.admitted[x.ordinality]),
+            proposed AS (
+                INSERT INTO lease (lease_id, request_id, state, domain_id, donor_incarnation_id, donor_epoch, bank_id,
+                    bank_epoch, target_incarnation_id, target_epoch, local_prefix_blocks, fetch_blocks, seq_hashes,
+                    transport_class, predicted_transfer_ms, predicted_recompute_ms, budget_bytes, manifest_bytes,
+                    ttl_deadline, transfer_deadline, abandon_deadline, source_slot_runs, mm_lineage, action_type)
+                SELECT "leaseId", "requestId", 'PROPOSED', "domainId", "donorId", "donorEpoch", "bankId", "bankEpoch",
+                    "targetId", "targetEpoch", "localPrefixBlocks", cardinality("fetchedHashes"), "fetchedHashes",
+                    "transportClass", "transferMs", "recomputeMs", "budgetBytes", "manifestBytes", "ttlDeadline",
+                    "transferDeadline", "abandonDeadline",
+                    (SELECT COALESCE(jsonb_agg(jsonb_build_array("slotRuns"[i], "slotRuns"[i + 1]) ORDER BY i), '[]')
+                     FROM generate_series(1, cardinality("slotRuns"), 2) AS i),
+                    "mmLineage", "actionType"
+                FROM plan
+                RETURNING lease_id, donor_incarnation_id, created_at),
+            pins AS (
+                INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at)
+                SELECT gen_random_uuid(), l.donor_incarnation_id, l.lease_id, 'PIN', r.rank, l.created_at, '-infinity'
+                FROM proposed l JOIN incarnation_rank r ON r.incarnation_id = l.donor_incarnation_id)
+            SELECT admitted FROM admission
+            """;
 
     /** One proposal's parties. */
     record Parties(UUID donor, UUID target) {}
@@ -38,8 +76,7 @@ final class InflightCaps {
      */
     static Mono<boolean[]> proposeWithinCaps(
             DatabaseClient db, String plansJson, List<Parties> group, Instant now, int maxPerDonor, int maxPerTarget) {
-        return db.sql("SELECT kvreuse_propose_leases(CAST(:plans AS JSONB), :cls, CAST(:keys AS INTEGER[]),"
-                        + " :donorCap, :targetCap, :now) AS admitted")
+        return db.sql(PROPOSE)
                 .bind("plans", plansJson)
                 .bind("cls", LOCK_CLASS)
                 .bind("keys", lockKeys(group))

@@ -18,7 +18,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The admission rule of {@code kvreuse_propose_leases} against real PostgreSQL: a group counts the
+ * The admission rule of {@code kvreuse_admit_leases} and the statement around it against real PostgreSQL: a group counts the
  * stored live leases of its parties and its own earlier admissions, in order, and writes exactly the
  * admitted proposals with one PIN command per donor rank.
  */
