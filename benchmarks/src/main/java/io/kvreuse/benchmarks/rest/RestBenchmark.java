@@ -19,7 +19,8 @@ import java.util.concurrent.Future;
  * PostgreSQL, then open-loop donor selection (each hint writes its PROPOSED lease) beside a trivial
  * endpoint of the same server, in one run.
  *
- * <p>Usage: {@code java -cp benchmarks.jar io.kvreuse.benchmarks.rest.RestBenchmark <kvreuse.jar> [rate] [seconds]}
+ * <p>Usage: {@code java -cp benchmarks.jar io.kvreuse.benchmarks.rest.RestBenchmark <kvreuse.jar> [rate] [seconds]
+ * [ingest]}; with {@code ingest} only the ingestion phase runs.
  */
 public final class RestBenchmark {
 
@@ -36,11 +37,15 @@ public final class RestBenchmark {
         Path jar = Path.of(args.length > 0 ? args[0] : "app/target/kvreuse.jar");
         int rate = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
         double seconds = args.length > 2 ? Double.parseDouble(args[2]) : 30;
+        boolean ingestOnly = args.length > 3 && args[3].equals("ingest");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         try (ControlPlane cp = ControlPlane.start(jar, ControlPlane.tempHome(), java)) {
             KvReuseClient http = new KvReuseClient(cp.baseUrl);
             Fleet fleet = Fleet.build(http, cp.operator);
             ingest(http, fleet);
+            if (ingestOnly) {
+                return;
+            }
             String router = fleet.router;
             SplittableRandom random = new SplittableRandom(42);
             var selection = (java.util.function.IntFunction<java.net.http.HttpRequest>)
