@@ -42,7 +42,7 @@ public final class RestBenchmark {
         try (ControlPlane cp = ControlPlane.start(jar, ControlPlane.tempHome(), java)) {
             KvReuseClient http = new KvReuseClient(cp.baseUrl);
             Fleet fleet = Fleet.build(http, cp.operator);
-            ingest(http, fleet);
+            ingest(http, fleet, cp);
             if (ingestOnly) {
                 return;
             }
@@ -82,7 +82,7 @@ public final class RestBenchmark {
         return i < 0 ? "status " + r.statusCode() : body.substring(i + 10, body.indexOf('"', i + 10));
     }
 
-    private static void ingest(KvReuseClient http, Fleet fleet) throws Exception {
+    private static void ingest(KvReuseClient http, Fleet fleet, ControlPlane cp) throws Exception {
         List<Runnable> batches = new ArrayList<>();
         long blocks = 0;
         for (Fleet.Donor d : fleet.donors) {
@@ -129,6 +129,7 @@ public final class RestBenchmark {
         for (int i = 0; i < fleet.donors.size(); i++) {
             byBank.put(fleet.donors.get(i).bankId, batches.subList(i * perBank, (i + 1) * perBank));
         }
+        double[] cpuBefore = cp.cpuSeconds();
         long start = System.nanoTime();
         try (ExecutorService pool = Executors.newFixedThreadPool(8)) {
             List<Future<?>> work = new ArrayList<>();
@@ -140,9 +141,18 @@ public final class RestBenchmark {
             }
         }
         double s = (System.nanoTime() - start) / 1e9;
+        double[] cpuAfter = cp.cpuSeconds();
         System.out.printf(
                 "ingestion: %d block events (%d banks × %d ranks, batches of %d) durable in %.2f s = %.0f blocks/s%n",
                 blocks, fleet.donors.size(), TP, BATCH, s, blocks / s);
+        int requests = batches.size();
+        System.out.printf(
+                "ingestion CPU: control plane %.2f s, PostgreSQL %.2f s (%.1f ms and %.1f ms per %d-block batch)%n",
+                cpuAfter[0] - cpuBefore[0],
+                cpuAfter[1] - cpuBefore[1],
+                (cpuAfter[0] - cpuBefore[0]) * 1000 / requests,
+                (cpuAfter[1] - cpuBefore[1]) * 1000 / requests,
+                BATCH);
         Thread.sleep(2000); // let the index catch up before selections
     }
 
