@@ -246,25 +246,36 @@ class InventoryIngestion {
     private record Locked(BankStore.BankRow bank, Part part) {}
 
     /**
-     * A batch's store work ends within {@code kvreuse.inventory.store-timeout}: PostgreSQL cancels a
-     * statement that runs (or waits for a lock) longer, and the request gives up at the bound
-     * whatever the store does, so the transaction rolls back and the engine gets {@code 503
-     * store-unavailable} (a {@link java.util.concurrent.TimeoutException}) instead of a hung request.
+     * A batch's store work is bounded by {@code kvreuse.inventory.store-timeout}: PostgreSQL cancels
+     * any statement of it that runs, or waits for a lock, longer (the transaction rolls back). The
+     * wait for the bank's row lock may take {@value #LOCK_WAIT} times as long: under heavy selection
+     * load the lease decisions' share locks on the bank overlap and a writer waits for a gap between
+     * them. The request as a whole gives up after {@value #WHOLE} times the bound whatever the store
+     * does. Either way the engine gets {@code 503 store-unavailable} and nothing of the batch is
+     * applied, instead of a hung request.
      */
     private <T> Mono<T> bounded(Mono<T> work) {
-        return work.timeout(storeTimeout);
+        return work.timeout(storeTimeout.multipliedBy(WHOLE));
     }
 
+    private static final int LOCK_WAIT = 3;
+    private static final int WHOLE = 4;
+
     private Mono<Locked> locked(UUID bankId, int rank, ApiPrincipal caller) {
-        return db.sql("SET LOCAL statement_timeout = " + storeTimeout.toMillis())
+        return db.sql("SET LOCAL statement_timeout = "
+                        + storeTimeout.multipliedBy(LOCK_WAIT).toMillis())
                 .then()
-                .then(store.bank(bankId, true))
+                .then(store.bankForInventory(bankId))
                 .filter(b -> b.feedableBy(caller))
                 .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)))
                 .flatMap(bank -> bank.state() == BankState.DROPPED
                         ? Mono.error(BankExceptions.dropped(bankId))
-                        : db.sql(
-                                        "SELECT last_event_id, needs_snapshot, events_started FROM bank_part WHERE bank_id = :b AND rank = :r")
+                        : db.sql("""
+                                        SELECT last_event_id, needs_snapshot, events_started,
+                                               set_config('statement_timeout', :bound, TRUE) AS bound
+                                        FROM bank_part WHERE bank_id = :b AND rank = :r
+                                        """)
+                                .bind("bound", Long.toString(storeTimeout.toMillis()))
                                 .bind("b", bankId)
                                 .bind("r", rank)
                                 .map((row, meta) -> new Part(
