@@ -6,7 +6,6 @@ import io.kvreuse.store.PgNotifications;
 import io.r2dbc.postgresql.codec.Json;
 import io.r2dbc.spi.Readable;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -210,26 +209,6 @@ class BankStore {
 
     /** One committed change of a bank's index entry. */
     record FeedEntry(long seq, List<IndexOp> ops) {}
-
-    /**
-     * The agreement of every rank on the given hashes: a block is eligible when all {@code tp}
-     * ranks hold it at the same slot, position, parent and lineage.
-     */
-    Flux<Agreement> agreement(UUID bankId, Collection<Long> hashes) {
-        return db.sql("""
-                        SELECT seq_hash, count(*) AS n,
-                               min(slot) AS slot, max(slot) AS slot_max,
-                               min(position) AS position, max(position) AS position_max,
-                               min(parent_hash) AS parent, count(DISTINCT parent_hash) AS parents,
-                               min(mm_lineage) AS lineage, count(DISTINCT coalesce(mm_lineage, '')) AS lineages
-                        FROM bank_block WHERE bank_id = :id AND seq_hash = ANY(:hashes)
-                        GROUP BY seq_hash
-                        """)
-                .bind("id", bankId)
-                .bind("hashes", hashes.toArray(Long[]::new))
-                .map(BankStore::agreement)
-                .all();
-    }
 
     /** Every eligible block of a bank, for a reload or the start-up rebuild. */
     Flux<Agreement> eligible(UUID bankId, int tp) {

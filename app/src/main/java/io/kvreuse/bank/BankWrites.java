@@ -3,10 +3,8 @@ package io.kvreuse.bank;
 import io.kvreuse.bank.BankStore.ChangeSet;
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.ProblemType;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -18,11 +16,9 @@ import reactor.core.publisher.Mono;
 class BankWrites {
 
     private final DatabaseClient db;
-    private final BankStore store;
 
-    BankWrites(DatabaseClient db, BankStore store) {
+    BankWrites(DatabaseClient db) {
         this.db = db;
-        this.store = store;
     }
 
     /** Parents stored earlier on this rank must sit exactly one position above their children. */
@@ -169,26 +165,14 @@ class BankWrites {
             """;
 
     /**
-     * Applies a rank's net effect: removes what it removes or overwrites (refusing to touch a pinned
-     * block), stores the rest, and records which blocks became eligible or stopped being so.
+     * Replaces a rank's whole inventory with a snapshot's blocks: removes every row of the rank
+     * (refusing to drop a pinned block the snapshot does not keep at its slot) and stores the
+     * snapshot's, pins kept. Eligibility is recomputed by the caller's reload of the bank.
      */
-    Mono<Boolean> apply(UUID bankId, int rank, int tp, BatchEffect effect, boolean replaceAll, ChangeSet changes) {
-        List<Long> storedHashes = new ArrayList<>(effect.stored.keySet());
-        Integer[] slots =
-                effect.stored.values().stream().map(InventoryBlock::slot).toArray(Integer[]::new);
-        var delete = replaceAll
-                ? db.sql(
-                        "DELETE FROM bank_block WHERE bank_id = :id AND rank = :rank RETURNING seq_hash, slot, pin_count")
-                : db.sql("""
-                                DELETE FROM bank_block WHERE bank_id = :id AND rank = :rank
-                                  AND (seq_hash = ANY(:hashes) OR slot = ANY(:slots))
-                                RETURNING seq_hash, slot, pin_count
-                                """)
-                        .bind("hashes", effect.touched().toArray(Long[]::new))
-                        .bind("slots", slots);
+    Mono<Void> replaceRank(UUID bankId, int rank, BatchEffect effect) {
         Map<Long, Integer> keptPins = new HashMap<>();
-        List<Long> deleted = new ArrayList<>();
-        return delete.bind("id", bankId)
+        return db.sql("DELETE FROM bank_block WHERE bank_id = :id AND rank = :rank RETURNING seq_hash, slot, pin_count")
+                .bind("id", bankId)
                 .bind("rank", rank)
                 .map((row, meta) -> new Object[] {
                     row.get("seq_hash", Long.class), row.get("slot", Integer.class), row.get("pin_count", Integer.class)
@@ -204,11 +188,9 @@ class BankWrites {
                         }
                         keptPins.put(hash, pins);
                     }
-                    deleted.add(hash);
                     return Mono.empty();
                 })
-                .then(Mono.defer(() -> insert(bankId, rank, effect.stored.values(), keptPins)))
-                .then(Mono.defer(() -> classify(bankId, tp, storedHashes, deleted, changes)));
+                .then(Mono.defer(() -> insert(bankId, rank, effect.stored.values(), keptPins)));
     }
 
     private Mono<Void> insert(UUID bankId, int rank, Collection<InventoryBlock> blocks, Map<Long, Integer> pins) {
@@ -246,36 +228,6 @@ class BankWrites {
                 .bind("lineages", lineages)
                 .bind("pins", pinCounts)
                 .then();
-    }
-
-    /** Emits STORE for blocks now held alike by every rank, REMOVE for deleted ones that are not. */
-    private Mono<Boolean> classify(UUID bankId, int tp, List<Long> stored, List<Long> deleted, ChangeSet changes) {
-        List<Long> touched = new ArrayList<>(stored);
-        touched.addAll(deleted);
-        if (touched.isEmpty()) {
-            return Mono.just(false);
-        }
-        Map<Long, BankStore.Agreement> seen = new HashMap<>();
-        return store.agreement(bankId, touched)
-                .doOnNext(a -> seen.put(a.stored().seqHash(), a))
-                .then(Mono.fromSupplier(() -> {
-                    boolean disagreement = false;
-                    for (BankStore.Agreement a : seen.values()) {
-                        if (a.ranks() > 1 && !a.agrees()) {
-                            disagreement = true;
-                        }
-                        if (a.ranks() == tp && a.agrees()) {
-                            changes.add(IndexOp.store(a.stored()));
-                        }
-                    }
-                    for (Long hash : deleted) {
-                        BankStore.Agreement a = seen.get(hash);
-                        if (a == null || a.ranks() != tp || !a.agrees()) {
-                            changes.add(IndexOp.remove(hash));
-                        }
-                    }
-                    return disagreement;
-                }));
     }
 
     /** True when some block is held by several ranks that disagree on where or what it is. */

@@ -208,7 +208,7 @@ class InventoryIngestion {
                     }
                     BatchEffect effect =
                             BatchEffect.ofSnapshot(snapshot.blocks(), ctx.bank().capacity());
-                    return writes.apply(bankId, rank, ctx.bank().tp(), effect, true, new ChangeSet())
+                    return writes.replaceRank(bankId, rank, effect)
                             .then(db.sql("""
                                             UPDATE bank_part SET last_event_id = :last, needs_snapshot = FALSE, events_started = TRUE,
                                                    source_sequence = :seq
