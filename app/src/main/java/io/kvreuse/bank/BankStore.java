@@ -72,7 +72,13 @@ class BankStore {
     }
 
     Mono<BankRow> bank(UUID bankId, boolean lock) {
-        return bank(bankId, lock ? " FOR UPDATE OF b" : "");
+        return bankRow(db.sql("""
+                        SELECT b.bank_id, b.incarnation_id, b.capacity_blocks, b.bank_epoch, b.state, b.rank_disagreement,
+                               i.owner_subject, i.state AS owner_state, i.host_id,
+                               (SELECT count(*) FROM bank_part p WHERE p.bank_id = b.bank_id) AS tp
+                        FROM retained_bank b JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id
+                        WHERE b.bank_id = :id
+                        """ + (lock ? " FOR UPDATE OF b" : "")), bankId);
     }
 
     /**
@@ -80,20 +86,20 @@ class BankStore {
      * UPDATE}), but not against lease inserts: their foreign-key checks share-lock the bank's key,
      * and while selections keep writing leases some such lock is nearly always held, so a {@code FOR
      * UPDATE} waited for a gap between them. The lease decider's {@code FOR SHARE} still excludes it.
+     * The row is locked in a subquery, which returns its latest version once the lock is granted.
      */
     Mono<BankRow> bankForInventory(UUID bankId) {
-        return bank(bankId, " FOR NO KEY UPDATE OF b");
+        return bankRow(db.sql("""
+                SELECT b.bank_id, b.incarnation_id, b.capacity_blocks, b.bank_epoch, b.state, b.rank_disagreement,
+                       i.owner_subject, i.state AS owner_state, i.host_id,
+                       (SELECT count(*) FROM bank_part p WHERE p.bank_id = b.bank_id) AS tp
+                FROM (SELECT * FROM retained_bank WHERE bank_id = :id FOR NO KEY UPDATE) b
+                JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id
+                """), bankId);
     }
 
-    private Mono<BankRow> bank(UUID bankId, String lockClause) {
-        return db.sql("""
-                        SELECT b.bank_id, b.incarnation_id, b.capacity_blocks, b.bank_epoch, b.state, b.rank_disagreement,
-                               i.owner_subject, i.state AS owner_state, i.host_id,
-                               (SELECT count(*) FROM bank_part p WHERE p.bank_id = b.bank_id) AS tp
-                        FROM retained_bank b JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id
-                        WHERE b.bank_id = :id
-                        """ + lockClause)
-                .bind("id", bankId)
+    private Mono<BankRow> bankRow(DatabaseClient.GenericExecuteSpec query, UUID bankId) {
+        return query.bind("id", bankId)
                 .map((row, meta) -> new BankRow(
                         row.get("bank_id", UUID.class),
                         row.get("incarnation_id", UUID.class),
