@@ -131,6 +131,7 @@ class BankController {
             summary = "Send an ordered batch of one rank's inventory events (ENGINE)")
     @PostMapping("/api/v1/banks/{bankId}/events")
     Mono<Map<String, Long>> events(@PathVariable UUID bankId, @Valid @RequestBody InventoryRequests.Events batch) {
+        InventoryRequests.checkBlocks(batch);
         return CurrentPrincipal.get()
                 .flatMap(p -> ingestion.ingest(bankId, batch, p))
                 .map(applied -> applied.unplacedBlocks() == 0

@@ -6,10 +6,10 @@ import io.kvreuse.store.PgNotifications;
 import io.r2dbc.postgresql.codec.Json;
 import io.r2dbc.spi.Readable;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Flux;
@@ -72,14 +72,34 @@ class BankStore {
     }
 
     Mono<BankRow> bank(UUID bankId, boolean lock) {
-        return db.sql("""
+        return bankRow(db.sql("""
                         SELECT b.bank_id, b.incarnation_id, b.capacity_blocks, b.bank_epoch, b.state, b.rank_disagreement,
                                i.owner_subject, i.state AS owner_state, i.host_id,
                                (SELECT count(*) FROM bank_part p WHERE p.bank_id = b.bank_id) AS tp
                         FROM retained_bank b JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id
                         WHERE b.bank_id = :id
-                        """ + (lock ? " FOR UPDATE OF b" : ""))
-                .bind("id", bankId)
+                        """ + (lock ? " FOR UPDATE OF b" : "")), bankId);
+    }
+
+    /**
+     * A bank locked against other writers of its inventory and publication ({@code FOR NO KEY
+     * UPDATE}), but not against lease inserts: their foreign-key checks share-lock the bank's key,
+     * and while selections keep writing leases some such lock is nearly always held, so a {@code FOR
+     * UPDATE} waited for a gap between them. The lease decider's {@code FOR SHARE} still excludes it.
+     * The row is locked in a subquery, which returns its latest version once the lock is granted.
+     */
+    Mono<BankRow> bankForInventory(UUID bankId) {
+        return bankRow(db.sql("""
+                SELECT b.bank_id, b.incarnation_id, b.capacity_blocks, b.bank_epoch, b.state, b.rank_disagreement,
+                       i.owner_subject, i.state AS owner_state, i.host_id,
+                       (SELECT count(*) FROM bank_part p WHERE p.bank_id = b.bank_id) AS tp
+                FROM (SELECT * FROM retained_bank WHERE bank_id = :id FOR NO KEY UPDATE) b
+                JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id
+                """), bankId);
+    }
+
+    private Mono<BankRow> bankRow(DatabaseClient.GenericExecuteSpec query, UUID bankId) {
+        return query.bind("id", bankId)
                 .map((row, meta) -> new BankRow(
                         row.get("bank_id", UUID.class),
                         row.get("incarnation_id", UUID.class),
@@ -106,60 +126,80 @@ class BankStore {
                         GROUP BY b.state, b.unpublished_reason, b.rank_disagreement, i.state
                         """)
                 .bind("id", bankId)
-                .map((row, meta) -> Publication.decide(
-                        BankState.valueOf(row.get("state", String.class)),
-                        row.get("unpublished_reason", String.class),
-                        Boolean.TRUE.equals(row.get("all_ready", Boolean.class)),
-                        Boolean.TRUE.equals(row.get("any_gap", Boolean.class)),
-                        Boolean.TRUE.equals(row.get("rank_disagreement", Boolean.class)),
-                        row.get("owner_state", String.class)))
+                .map((row, meta) -> publication(row, false))
                 .one()
-                .filter(Publication::changed)
-                .flatMap(p -> db.sql("""
-                                UPDATE retained_bank SET state = :state, unpublished_reason = :reason, state_changed_at = now()
-                                WHERE bank_id = :id
-                                """)
-                        .bind("state", p.to().name())
-                        .bind("reason", io.kvreuse.store.Sql.orNull(p.reason(), String.class))
-                        .bind("id", bankId)
-                        .then()
-                        .then(audit.record(new AuditEntry(
-                                actor,
-                                "bank",
-                                bankId.toString(),
-                                "TRANSITION",
-                                p.from().name(),
-                                p.to().name(),
-                                null,
-                                p.reason(),
-                                Map.of())))
-                        .doOnSuccess(v -> {
-                            if (p.to() == BankState.PUBLISHED) {
-                                changes.add(IndexOp.of(IndexOp.Kind.PUBLISH, 0));
-                            } else if (p.from() == BankState.PUBLISHED) {
-                                changes.add(IndexOp.of(IndexOp.Kind.UNPUBLISH, 0));
-                            }
-                        }));
+                .flatMap(p -> recordPublication(bankId, actor, p, changes));
     }
 
-    /** Appends the transaction's index ops to the bank's change feed and notifies the replicas. */
+    /**
+     * The publication a row of publication inputs ({@code state}, {@code unpublished_reason},
+     * {@code rank_disagreement}, {@code owner_state}, {@code all_ready}, {@code any_gap}) decides;
+     * {@code disagreementFound}: the transaction has just marked the ranks as disagreeing.
+     */
+    static Publication publication(Readable row, boolean disagreementFound) {
+        return Publication.decide(
+                BankState.valueOf(row.get("state", String.class)),
+                row.get("unpublished_reason", String.class),
+                Boolean.TRUE.equals(row.get("all_ready", Boolean.class)),
+                Boolean.TRUE.equals(row.get("any_gap", Boolean.class)),
+                disagreementFound || Boolean.TRUE.equals(row.get("rank_disagreement", Boolean.class)),
+                row.get("owner_state", String.class));
+    }
+
+    /** Writes and audits a publication that changed, and adds its index op; nothing when it did not change. */
+    Mono<Void> recordPublication(UUID bankId, String actor, Publication p, ChangeSet changes) {
+        if (!p.changed()) {
+            return Mono.empty();
+        }
+        return db.sql("""
+                        UPDATE retained_bank SET state = :state, unpublished_reason = :reason, state_changed_at = now()
+                        WHERE bank_id = :id
+                        """)
+                .bind("state", p.to().name())
+                .bind("reason", io.kvreuse.store.Sql.orNull(p.reason(), String.class))
+                .bind("id", bankId)
+                .then()
+                .then(audit.record(new AuditEntry(
+                        actor,
+                        "bank",
+                        bankId.toString(),
+                        "TRANSITION",
+                        p.from().name(),
+                        p.to().name(),
+                        null,
+                        p.reason(),
+                        Map.of())))
+                .doOnSuccess(v -> {
+                    if (p.to() == BankState.PUBLISHED) {
+                        changes.add(IndexOp.of(IndexOp.Kind.PUBLISH, 0));
+                    } else if (p.from() == BankState.PUBLISHED) {
+                        changes.add(IndexOp.of(IndexOp.Kind.UNPUBLISH, 0));
+                    }
+                });
+    }
+
+    /**
+     * Appends the transaction's index ops to the bank's change feed and notifies the replicas, in
+     * one statement: the next feed sequence number, the feed row, and the NOTIFY.
+     */
     Mono<Void> appendFeed(UUID bankId, ChangeSet changes) {
         if (changes.isEmpty()) {
             return Mono.empty();
         }
-        return db.sql("UPDATE retained_bank SET feed_seq = feed_seq + 1 WHERE bank_id = :id RETURNING feed_seq")
+        return db.sql("""
+                        WITH next AS (
+                            UPDATE retained_bank SET feed_seq = feed_seq + 1 WHERE bank_id = :id RETURNING feed_seq
+                        ), appended AS (
+                            INSERT INTO inventory_change (bank_id, seq, ops) SELECT :id, feed_seq, :ops FROM next
+                            RETURNING seq
+                        )
+                        SELECT pg_notify(:channel, :payload || seq::text) FROM appended
+                        """)
                 .bind("id", bankId)
-                .map((row, meta) -> row.get("feed_seq", Long.class))
-                .one()
-                .flatMap(seq -> db.sql("INSERT INTO inventory_change (bank_id, seq, ops) VALUES (:id, :seq, :ops)")
-                        .bind("id", bankId)
-                        .bind("seq", seq)
-                        .bind("ops", Json.of(json.writeValueAsString(changes.ops())))
-                        .then()
-                        .then(db.sql("SELECT pg_notify(:channel, :payload)")
-                                .bind("channel", PgNotifications.INVENTORY)
-                                .bind("payload", bankId + ":" + seq)
-                                .then()));
+                .bind("ops", Json.of(changes.json(json)))
+                .bind("channel", PgNotifications.INVENTORY)
+                .bind("payload", bankId + ":")
+                .then();
     }
 
     /** The ops recorded for a bank after {@code afterSeq}, in order. */
@@ -175,26 +215,6 @@ class BankStore {
 
     /** One committed change of a bank's index entry. */
     record FeedEntry(long seq, List<IndexOp> ops) {}
-
-    /**
-     * The agreement of every rank on the given hashes: a block is eligible when all {@code tp}
-     * ranks hold it at the same slot, position, parent and lineage.
-     */
-    Flux<Agreement> agreement(UUID bankId, Collection<Long> hashes) {
-        return db.sql("""
-                        SELECT seq_hash, count(*) AS n,
-                               min(slot) AS slot, max(slot) AS slot_max,
-                               min(position) AS position, max(position) AS position_max,
-                               min(parent_hash) AS parent, count(DISTINCT parent_hash) AS parents,
-                               min(mm_lineage) AS lineage, count(DISTINCT coalesce(mm_lineage, '')) AS lineages
-                        FROM bank_block WHERE bank_id = :id AND seq_hash = ANY(:hashes)
-                        GROUP BY seq_hash
-                        """)
-                .bind("id", bankId)
-                .bind("hashes", hashes.toArray(Long[]::new))
-                .map(BankStore::agreement)
-                .all();
-    }
 
     /** Every eligible block of a bank, for a reload or the start-up rebuild. */
     Flux<Agreement> eligible(UUID bankId, int tp) {
@@ -235,20 +255,44 @@ class BankStore {
     /** How many ranks hold a block and whether they agree on where and what it is. */
     record Agreement(InventoryBlock stored, int ranks, boolean agrees) {}
 
-    /** Index ops collected through one transaction. */
+    /**
+     * Index ops collected through one transaction: those a statement rendered as a JSON array
+     * itself (a batch's STORE and REMOVE ops, in the change feed's format), then those added one by one.
+     */
     static final class ChangeSet {
         private final List<IndexOp> ops = new ArrayList<>();
+        private @Nullable String rendered;
 
         void add(IndexOp op) {
             ops.add(op);
         }
 
+        /** Ops a statement wrote as a JSON array of {@link IndexOp}s; they come before every added op. */
+        void addRendered(String jsonArray) {
+            if (!ops.isEmpty() || rendered != null) {
+                throw new IllegalStateException("rendered ops come first and once");
+            }
+            rendered = jsonArray;
+        }
+
         boolean isEmpty() {
-            return ops.isEmpty();
+            return ops.isEmpty() && rendered == null;
         }
 
         List<IndexOp> ops() {
             return ops;
+        }
+
+        /** Every op as the change feed's JSON array. */
+        String json(JsonMapper mapper) {
+            if (rendered == null) {
+                return mapper.writeValueAsString(ops);
+            }
+            if (ops.isEmpty()) {
+                return rendered;
+            }
+            String added = mapper.writeValueAsString(ops);
+            return rendered.substring(0, rendered.lastIndexOf(']')) + "," + added.substring(1);
         }
     }
 }

@@ -3,10 +3,8 @@ package io.kvreuse.bank;
 import io.kvreuse.bank.BankStore.ChangeSet;
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.ProblemType;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -18,11 +16,9 @@ import reactor.core.publisher.Mono;
 class BankWrites {
 
     private final DatabaseClient db;
-    private final BankStore store;
 
-    BankWrites(DatabaseClient db, BankStore store) {
+    BankWrites(DatabaseClient db) {
         this.db = db;
-        this.store = store;
     }
 
     /** Parents stored earlier on this rank must sit exactly one position above their children. */
@@ -51,27 +47,132 @@ class BankWrites {
                                 + ", so its children belong at position " + (e.getValue() + 1))));
     }
 
+    /** What {@link #applyEvents} did: whether ranks now disagree, and the bank's publication as it now stands. */
+    record Written(boolean disagrees, Publication publication) {}
+
     /**
-     * Applies a rank's net effect: removes what it removes or overwrites (refusing to touch a pinned
-     * block), stores the rest, and records which blocks became eligible or stopped being so.
+     * Applies the net effect of an event batch in one statement: removes what it removes or
+     * overwrites (refusing to touch a pinned block, then writing nothing), stores the rest, moves the
+     * rank's event position, and computes rank agreement over the touched hashes from the other ranks'
+     * rows and the rows just written. The STORE and REMOVE ops come back rendered in the change feed's
+     * format and are added to {@code changes}; so do the inputs of the bank's publication.
      */
-    Mono<Boolean> apply(UUID bankId, int rank, int tp, BatchEffect effect, boolean replaceAll, ChangeSet changes) {
-        List<Long> storedHashes = new ArrayList<>(effect.stored.keySet());
-        Integer[] slots =
-                effect.stored.values().stream().map(InventoryBlock::slot).toArray(Integer[]::new);
-        var delete = replaceAll
-                ? db.sql(
-                        "DELETE FROM bank_block WHERE bank_id = :id AND rank = :rank RETURNING seq_hash, slot, pin_count")
-                : db.sql("""
-                                DELETE FROM bank_block WHERE bank_id = :id AND rank = :rank
-                                  AND (seq_hash = ANY(:hashes) OR slot = ANY(:slots))
-                                RETURNING seq_hash, slot, pin_count
-                                """)
-                        .bind("hashes", effect.touched().toArray(Long[]::new))
-                        .bind("slots", slots);
+    Mono<Written> applyEvents(
+            UUID bankId, int rank, int tp, BatchEffect effect, StreamPosition part, ChangeSet changes) {
+        int n = effect.stored.size();
+        Long[] hashes = new Long[n];
+        Long[] parents = new Long[n];
+        Integer[] positions = new Integer[n];
+        Integer[] slots = new Integer[n];
+        String[] lineages = new String[n];
+        int i = 0;
+        for (InventoryBlock b : effect.stored.values()) {
+            hashes[i] = b.seqHash();
+            parents[i] = b.parentHash();
+            positions[i] = b.position();
+            slots[i] = b.slot();
+            lineages[i] = b.mmLineage();
+            i++;
+        }
+        Long[] removed = effect.removed.toArray(Long[]::new);
+        return db.sql(EVENTS)
+                .bind("id", bankId)
+                .bind("rank", rank)
+                .bind("tp", (long) tp)
+                .bind("hashes", hashes)
+                .bind("parents", parents)
+                .bind("positions", positions)
+                .bind("slots", slots)
+                .bind("lineages", lineages)
+                .bind("removed", removed)
+                .bind("last", part.lastEventId())
+                .bind("clears", part.nativeClears())
+                .bind("seq", io.kvreuse.store.Sql.orNull(part.sourceSequence(), Long.class))
+                .map((row, meta) -> {
+                    Long pinned = row.get("pinned", Long.class);
+                    if (pinned != null) {
+                        throw BankExceptions.pinned(pinned);
+                    }
+                    boolean disagrees = Boolean.TRUE.equals(row.get("disagrees", Boolean.class));
+                    String ops = row.get("ops", String.class);
+                    if (ops != null) {
+                        changes.addRendered(ops);
+                    }
+                    return new Written(disagrees, BankStore.publication(row, disagrees));
+                })
+                .one();
+    }
+
+    /** Where an event batch leaves the rank's stream: the last applied id and what it adds to the counters. */
+    record StreamPosition(
+            long lastEventId,
+            long nativeClears,
+            @org.jspecify.annotations.Nullable Long sourceSequence) {}
+
+    // The DELETE runs to its end before the first row is inserted: the insert is gated on `refused`,
+    // which reads every deleted row. Every part of the statement reads the rows as they stood before
+    // it, so agreement counts the other ranks' rows plus this rank's new ones from `input`.
+    private static final String EVENTS = """
+            WITH input AS (
+                SELECT * FROM unnest(:hashes::bigint[], :parents::bigint[], :positions::int[], :slots::int[],
+                                     :lineages::text[]) AS t(seq_hash, parent_hash, position, slot, mm_lineage)
+            ), gone AS (
+                DELETE FROM bank_block WHERE bank_id = :id AND rank = :rank
+                  AND (seq_hash = ANY(:hashes::bigint[]) OR seq_hash = ANY(:removed::bigint[]) OR slot = ANY(:slots::int[]))
+                RETURNING seq_hash, slot, pin_count
+            ), refused AS (
+                SELECT (array_agg(g.seq_hash) FILTER (WHERE g.pin_count > 0 AND (i.slot IS NULL OR i.slot <> g.slot)))[1]
+                           AS pinned
+                FROM gone g LEFT JOIN input i ON i.seq_hash = g.seq_hash
+            ), written AS (
+                INSERT INTO bank_block (bank_id, rank, seq_hash, parent_hash, position, slot, mm_lineage, pin_count)
+                SELECT :id, :rank, i.seq_hash, i.parent_hash, i.position, i.slot, i.mm_lineage, coalesce(g.pin_count, 0)
+                FROM input i LEFT JOIN gone g ON g.seq_hash = i.seq_hash
+                WHERE (SELECT pinned FROM refused) IS NULL
+            ), part AS (
+                UPDATE bank_part SET last_event_id = :last, native_clears = native_clears + :clears, events_started = TRUE,
+                                     source_sequence = coalesce(:seq::bigint, source_sequence)
+                WHERE bank_id = :id AND rank = :rank AND (SELECT pinned FROM refused) IS NULL
+            ), held AS (
+                SELECT seq_hash, parent_hash, position, slot, mm_lineage FROM bank_block
+                WHERE bank_id = :id AND rank <> :rank
+                  AND seq_hash = ANY(ARRAY(SELECT seq_hash FROM input UNION SELECT seq_hash FROM gone))
+                UNION ALL
+                SELECT seq_hash, parent_hash, position, slot, mm_lineage FROM input
+            ), agreement AS (
+                SELECT seq_hash, count(*) AS n, min(slot) AS slot, min(position) AS position,
+                       min(parent_hash) AS parent, min(mm_lineage) AS lineage,
+                       min(slot) = max(slot) AND min(position) = max(position)
+                           AND coalesce(min(parent_hash) = max(parent_hash), TRUE)
+                           AND min(coalesce(mm_lineage, '')) = max(coalesce(mm_lineage, '')) AS agrees
+                FROM held GROUP BY seq_hash
+            ), ops AS (
+                SELECT 1 AS ord, json_build_array('STORE', seq_hash, parent, position, slot, lineage, 0) AS op
+                FROM agreement WHERE n = :tp AND agrees
+                UNION ALL
+                SELECT 2, json_build_array('REMOVE', g.seq_hash, NULL, 0, 0, NULL, 0)
+                FROM gone g LEFT JOIN agreement a ON a.seq_hash = g.seq_hash
+                WHERE a.seq_hash IS NULL OR a.n <> :tp OR NOT a.agrees
+            )
+            SELECT (SELECT pinned FROM refused) AS pinned,
+                   EXISTS (SELECT 1 FROM agreement WHERE n > 1 AND NOT agrees) AS disagrees,
+                   (SELECT json_agg(op ORDER BY ord) FROM ops)::text AS ops,
+                   b.state, b.unpublished_reason, b.rank_disagreement, o.state AS owner_state,
+                   (SELECT bool_and(p.ready) FROM bank_part p WHERE p.bank_id = :id) AS all_ready,
+                   (SELECT bool_or(p.needs_snapshot) FROM bank_part p WHERE p.bank_id = :id) AS any_gap
+            FROM retained_bank b JOIN engine_incarnation o ON o.incarnation_id = b.incarnation_id
+            WHERE b.bank_id = :id
+            """;
+
+    /**
+     * Replaces a rank's whole inventory with a snapshot's blocks: removes every row of the rank
+     * (refusing to drop a pinned block the snapshot does not keep at its slot) and stores the
+     * snapshot's, pins kept. Eligibility is recomputed by the caller's reload of the bank.
+     */
+    Mono<Void> replaceRank(UUID bankId, int rank, BatchEffect effect) {
         Map<Long, Integer> keptPins = new HashMap<>();
-        List<Long> deleted = new ArrayList<>();
-        return delete.bind("id", bankId)
+        return db.sql("DELETE FROM bank_block WHERE bank_id = :id AND rank = :rank RETURNING seq_hash, slot, pin_count")
+                .bind("id", bankId)
                 .bind("rank", rank)
                 .map((row, meta) -> new Object[] {
                     row.get("seq_hash", Long.class), row.get("slot", Integer.class), row.get("pin_count", Integer.class)
@@ -87,11 +188,9 @@ class BankWrites {
                         }
                         keptPins.put(hash, pins);
                     }
-                    deleted.add(hash);
                     return Mono.empty();
                 })
-                .then(Mono.defer(() -> insert(bankId, rank, effect.stored.values(), keptPins)))
-                .then(Mono.defer(() -> classify(bankId, tp, storedHashes, deleted, changes)));
+                .then(Mono.defer(() -> insert(bankId, rank, effect.stored.values(), keptPins)));
     }
 
     private Mono<Void> insert(UUID bankId, int rank, Collection<InventoryBlock> blocks, Map<Long, Integer> pins) {
@@ -129,36 +228,6 @@ class BankWrites {
                 .bind("lineages", lineages)
                 .bind("pins", pinCounts)
                 .then();
-    }
-
-    /** Emits STORE for blocks now held alike by every rank, REMOVE for deleted ones that are not. */
-    private Mono<Boolean> classify(UUID bankId, int tp, List<Long> stored, List<Long> deleted, ChangeSet changes) {
-        List<Long> touched = new ArrayList<>(stored);
-        touched.addAll(deleted);
-        if (touched.isEmpty()) {
-            return Mono.just(false);
-        }
-        Map<Long, BankStore.Agreement> seen = new HashMap<>();
-        return store.agreement(bankId, touched)
-                .doOnNext(a -> seen.put(a.stored().seqHash(), a))
-                .then(Mono.fromSupplier(() -> {
-                    boolean disagreement = false;
-                    for (BankStore.Agreement a : seen.values()) {
-                        if (a.ranks() > 1 && !a.agrees()) {
-                            disagreement = true;
-                        }
-                        if (a.ranks() == tp && a.agrees()) {
-                            changes.add(IndexOp.store(a.stored()));
-                        }
-                    }
-                    for (Long hash : deleted) {
-                        BankStore.Agreement a = seen.get(hash);
-                        if (a == null || a.ranks() != tp || !a.agrees()) {
-                            changes.add(IndexOp.remove(hash));
-                        }
-                    }
-                    return disagreement;
-                }));
     }
 
     /** True when some block is held by several ranks that disagree on where or what it is. */

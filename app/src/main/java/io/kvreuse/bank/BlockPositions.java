@@ -51,6 +51,9 @@ class BlockPositions {
 
     /** Parents to look up on the rank; null when every block already carries its position. */
     private static Set<Long> unknownParents(InventoryRequests.Events batch) {
+        if (everyPositionGiven(batch)) {
+            return null;
+        }
         Set<Long> inBatch = new HashSet<>();
         Set<Long> unknown = null;
         for (InventoryRequests.Event event : batch.events()) {
@@ -77,6 +80,21 @@ class BlockPositions {
             }
         }
         return unknown;
+    }
+
+    /** True when every stored block carries its position: nothing to look up or parse here. */
+    private static boolean everyPositionGiven(InventoryRequests.Events batch) {
+        for (InventoryRequests.Event event : batch.events()) {
+            if (event.blocks() == null) {
+                continue;
+            }
+            for (InventoryRequests.Block b : event.blocks()) {
+                if (b != null && b.position() == null) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     private static Placed fill(InventoryRequests.Events batch, Map<Long, Integer> known) {

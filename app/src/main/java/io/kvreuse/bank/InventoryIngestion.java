@@ -35,6 +35,7 @@ class InventoryIngestion {
     private final MeterRegistry meters;
     private final RetainedBanks banks;
     private final BlockPositions positions;
+    private final java.time.Duration storeTimeout;
 
     /** What a batch did: applied through an event id; blocks left out for want of a known parent. */
     record Applied(long appliedThroughEventId, int unplacedBlocks) {}
@@ -48,8 +49,10 @@ class InventoryIngestion {
             ApplicationEventPublisher events,
             MeterRegistry meters,
             RetainedBanks banks,
-            BlockPositions positions) {
+            BlockPositions positions,
+            InventoryProperties properties) {
         this.banks = banks;
+        this.storeTimeout = properties.storeTimeout();
         this.positions = positions;
         this.db = db;
         this.tx = tx;
@@ -105,8 +108,16 @@ class InventoryIngestion {
         }
     }
 
-    /** Outcome of a batch inside the transaction: applied through an id, or a gap to report after commit. */
-    private record Outcome(long appliedThrough, @Nullable KvReuseException afterCommit) {}
+    /**
+     * Outcome of a batch inside the transaction: applied through an id, or a gap to report after
+     * commit; {@code published}: the bank's publication is already recorded.
+     */
+    private record Outcome(long appliedThrough, @Nullable KvReuseException afterCommit, boolean published) {
+
+        Outcome(long appliedThrough, @Nullable KvReuseException afterCommit) {
+            this(appliedThrough, afterCommit, false);
+        }
+    }
 
     Mono<Applied> ingest(UUID bankId, InventoryRequests.Events request, ApiPrincipal caller) {
         int rank = request.rank();
@@ -139,27 +150,22 @@ class InventoryIngestion {
                     }
                     int skip = (int) (applied + 1 - first);
                     BatchEffect effect = BatchEffect.of(batch, skip, bank.capacity(), true);
+                    var position = new BankWrites.StreamPosition(last, effect.nativeClears, batch.sourceSequence());
                     return writes.checkParents(bankId, rank, effect)
-                            .then(writes.apply(bankId, rank, bank.tp(), effect, false, changes))
-                            .flatMap(disagrees -> markDisagreement(bank, disagrees, caller.actor()))
-                            .then(db.sql("""
-                                            UPDATE bank_part SET last_event_id = :last, native_clears = native_clears + :clears,
-                                                   events_started = TRUE, source_sequence = coalesce(:seq, source_sequence)
-                                            WHERE bank_id = :b AND rank = :r
-                                            """)
-                                    .bind("last", last)
-                                    .bind("clears", (long) effect.nativeClears)
-                                    .bind("seq", io.kvreuse.store.Sql.orNull(batch.sourceSequence(), Long.class))
-                                    .bind("b", bankId)
-                                    .bind("r", rank)
-                                    .then())
+                            .then(writes.applyEvents(bankId, rank, bank.tp(), effect, position, changes))
+                            .flatMap(written -> markDisagreement(bank, written.disagrees(), caller.actor())
+                                    .then(store.recordPublication(
+                                            bankId, caller.actor(), written.publication(), changes)))
                             .then(Mono.fromRunnable(() -> count(effect)))
-                            .thenReturn(new Outcome(last, null));
+                            .thenReturn(new Outcome(last, null, true));
                 })
-                .flatMap(outcome -> store.refreshPublication(bankId, caller.actor(), changes)
+                .flatMap(outcome -> (outcome.published()
+                                ? Mono.<Void>empty()
+                                : store.refreshPublication(bankId, caller.actor(), changes))
                         .then(Mono.defer(() -> store.appendFeed(bankId, changes)))
                         .thenReturn(outcome))
                 .as(tx::transactional)
+                .as(this::bounded)
                 .doOnSuccess(o -> events.publishEvent(new BankChanged(bankId)))
                 .flatMap(o -> o.afterCommit() == null
                         ? Mono.just(new Applied(o.appliedThrough(), unplaced[0]))
@@ -202,7 +208,7 @@ class InventoryIngestion {
                     }
                     BatchEffect effect =
                             BatchEffect.ofSnapshot(snapshot.blocks(), ctx.bank().capacity());
-                    return writes.apply(bankId, rank, ctx.bank().tp(), effect, true, new ChangeSet())
+                    return writes.replaceRank(bankId, rank, effect)
                             .then(db.sql("""
                                             UPDATE bank_part SET last_event_id = :last, needs_snapshot = FALSE, events_started = TRUE,
                                                    source_sequence = :seq
@@ -232,20 +238,44 @@ class InventoryIngestion {
                 .then(Mono.defer(() -> store.refreshPublication(bankId, caller.actor(), changes)))
                 .then(Mono.defer(() -> store.appendFeed(bankId, changes)))
                 .as(tx::transactional)
+                .as(this::bounded)
                 .doOnSuccess(v -> events.publishEvent(new BankChanged(bankId)))
                 .then(Mono.defer(() -> banks.view(bankId)));
     }
 
     private record Locked(BankStore.BankRow bank, Part part) {}
 
+    /**
+     * A batch's store work is bounded by {@code kvreuse.inventory.store-timeout}: PostgreSQL cancels
+     * any statement of it that runs, or waits for a lock, longer (the transaction rolls back). The
+     * wait for the bank's row lock may take {@value #LOCK_WAIT} times as long: under heavy selection
+     * load the lease decisions' share locks on the bank overlap and a writer waits for a gap between
+     * them. The request as a whole gives up after {@value #WHOLE} times the bound whatever the store
+     * does. Either way the engine gets {@code 503 store-unavailable} and nothing of the batch is
+     * applied, instead of a hung request.
+     */
+    private <T> Mono<T> bounded(Mono<T> work) {
+        return work.timeout(storeTimeout.multipliedBy(WHOLE));
+    }
+
+    private static final int LOCK_WAIT = 3;
+    private static final int WHOLE = 4;
+
     private Mono<Locked> locked(UUID bankId, int rank, ApiPrincipal caller) {
-        return store.bank(bankId, true)
+        return db.sql("SET LOCAL statement_timeout = "
+                        + storeTimeout.multipliedBy(LOCK_WAIT).toMillis())
+                .then()
+                .then(store.bankForInventory(bankId))
                 .filter(b -> b.feedableBy(caller))
                 .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)))
                 .flatMap(bank -> bank.state() == BankState.DROPPED
                         ? Mono.error(BankExceptions.dropped(bankId))
-                        : db.sql(
-                                        "SELECT last_event_id, needs_snapshot, events_started FROM bank_part WHERE bank_id = :b AND rank = :r")
+                        : db.sql("""
+                                        SELECT last_event_id, needs_snapshot, events_started,
+                                               set_config('statement_timeout', :bound, TRUE) AS bound
+                                        FROM bank_part WHERE bank_id = :b AND rank = :r
+                                        """)
+                                .bind("bound", Long.toString(storeTimeout.toMillis()))
                                 .bind("b", bankId)
                                 .bind("r", rank)
                                 .map((row, meta) -> new Part(

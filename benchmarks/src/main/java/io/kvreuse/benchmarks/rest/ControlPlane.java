@@ -19,7 +19,10 @@ final class ControlPlane implements AutoCloseable {
     final String operator;
     private final Process process;
 
-    private ControlPlane(String baseUrl, String operator, Process process) {
+    private final Path home;
+
+    private ControlPlane(String baseUrl, String operator, Process process, Path home) {
+        this.home = home;
         this.baseUrl = baseUrl;
         this.operator = operator;
         this.process = process;
@@ -64,7 +67,7 @@ final class ControlPlane implements AutoCloseable {
                                 .build(),
                         HttpResponse.BodyHandlers.discarding());
                 if (r.statusCode() == 200) {
-                    return new ControlPlane(base, operator, process);
+                    return new ControlPlane(base, operator, process, home);
                 }
             } catch (IOException notYet) {
                 // still starting
@@ -81,6 +84,27 @@ final class ControlPlane implements AutoCloseable {
         if (!process.waitFor(60, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor();
         }
+    }
+
+    /**
+     * CPU time used so far, in seconds: [0] the control plane's JVM, [1] its embedded PostgreSQL
+     * (the postmaster on the home's data directory and its running backends and workers).
+     */
+    double[] cpuSeconds() {
+        double jvm = cpu(process.toHandle());
+        String dataDir = home.toString();
+        double db = ProcessHandle.allProcesses()
+                .filter(p ->
+                        p.info().commandLine().map(c -> c.contains(dataDir)).orElse(false))
+                .filter(p -> p.info().command().map(c -> c.endsWith("postgres")).orElse(false))
+                .mapToDouble(p ->
+                        cpu(p) + p.descendants().mapToDouble(ControlPlane::cpu).sum())
+                .sum();
+        return new double[] {jvm, db};
+    }
+
+    private static double cpu(ProcessHandle p) {
+        return p.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
     }
 
     static Path tempHome() throws IOException {

@@ -19,7 +19,8 @@ import java.util.concurrent.Future;
  * PostgreSQL, then open-loop donor selection (each hint writes its PROPOSED lease) beside a trivial
  * endpoint of the same server, in one run.
  *
- * <p>Usage: {@code java -cp benchmarks.jar io.kvreuse.benchmarks.rest.RestBenchmark <kvreuse.jar> [rate] [seconds]}
+ * <p>Usage: {@code java -cp benchmarks.jar io.kvreuse.benchmarks.rest.RestBenchmark <kvreuse.jar> [rate] [seconds]
+ * [ingest]}; with {@code ingest} only the ingestion phase runs.
  */
 public final class RestBenchmark {
 
@@ -36,11 +37,15 @@ public final class RestBenchmark {
         Path jar = Path.of(args.length > 0 ? args[0] : "app/target/kvreuse.jar");
         int rate = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
         double seconds = args.length > 2 ? Double.parseDouble(args[2]) : 30;
+        boolean ingestOnly = args.length > 3 && args[3].equals("ingest");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         try (ControlPlane cp = ControlPlane.start(jar, ControlPlane.tempHome(), java)) {
             KvReuseClient http = new KvReuseClient(cp.baseUrl);
             Fleet fleet = Fleet.build(http, cp.operator);
-            ingest(http, fleet);
+            ingest(http, fleet, cp);
+            if (ingestOnly) {
+                return;
+            }
             String router = fleet.router;
             SplittableRandom random = new SplittableRandom(42);
             var selection = (java.util.function.IntFunction<java.net.http.HttpRequest>)
@@ -77,7 +82,7 @@ public final class RestBenchmark {
         return i < 0 ? "status " + r.statusCode() : body.substring(i + 10, body.indexOf('"', i + 10));
     }
 
-    private static void ingest(KvReuseClient http, Fleet fleet) throws Exception {
+    private static void ingest(KvReuseClient http, Fleet fleet, ControlPlane cp) throws Exception {
         List<Runnable> batches = new ArrayList<>();
         long blocks = 0;
         for (Fleet.Donor d : fleet.donors) {
@@ -124,6 +129,7 @@ public final class RestBenchmark {
         for (int i = 0; i < fleet.donors.size(); i++) {
             byBank.put(fleet.donors.get(i).bankId, batches.subList(i * perBank, (i + 1) * perBank));
         }
+        double[] cpuBefore = cp.cpuSeconds();
         long start = System.nanoTime();
         try (ExecutorService pool = Executors.newFixedThreadPool(8)) {
             List<Future<?>> work = new ArrayList<>();
@@ -135,9 +141,18 @@ public final class RestBenchmark {
             }
         }
         double s = (System.nanoTime() - start) / 1e9;
+        double[] cpuAfter = cp.cpuSeconds();
         System.out.printf(
                 "ingestion: %d block events (%d banks × %d ranks, batches of %d) durable in %.2f s = %.0f blocks/s%n",
                 blocks, fleet.donors.size(), TP, BATCH, s, blocks / s);
+        int requests = batches.size();
+        System.out.printf(
+                "ingestion CPU: control plane %.2f s, PostgreSQL %.2f s (%.1f ms and %.1f ms per %d-block batch)%n",
+                cpuAfter[0] - cpuBefore[0],
+                cpuAfter[1] - cpuBefore[1],
+                (cpuAfter[0] - cpuBefore[0]) * 1000 / requests,
+                (cpuAfter[1] - cpuBefore[1]) * 1000 / requests,
+                BATCH);
         Thread.sleep(2000); // let the index catch up before selections
     }
 
