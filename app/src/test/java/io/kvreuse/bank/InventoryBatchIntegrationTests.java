@@ -122,7 +122,7 @@ class InventoryBatchIntegrationTests {
     }
 
     @Test
-    void aTenThousandBlockChainOnEightRanksIsStoredAndEligibleInTime() {
+    void aTenThousandBlockChainOnEightRanksIsStoredAndEligibleWithOneFeedRow() {
         Fleet fleet = new Fleet(http, tokens);
         int tp = 8;
         Engine decode = fleet.ready("DECODE", fleet.domain(tp, "GPU_CUDA_IPC"), tp, Fleet.host());
