@@ -5,8 +5,11 @@ import io.kvreuse.incarnation.Incarnations;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.event.EventListener;
@@ -23,7 +26,8 @@ import reactor.core.publisher.Mono;
  * harmless): the due leases are locked and read together, each decided on a tick ({@link
  * LeaseDecider} says what a deadline does), and all their changes written at once. A LOST
  * incarnation still party to unfinished leases moves to RECLAIM_PENDING. A lease whose router was
- * answered NO_HINT before the lease was written ({@link ProposalAbandoned}) is withdrawn at once:
+ * answered NO_HINT before the lease was written ({@link ProposalAbandoned}) is withdrawn at once (those
+ * abandoned while a withdrawal runs go together in the next one, in one transaction):
  * nobody will fetch it, so the donor's pins are let go now rather than at the transfer deadline; a
  * lease that got further (a destination arrived, a transfer was ordered) is left to its course.
  */
@@ -36,6 +40,9 @@ public class LeaseSweeper {
     static final String ACTOR = "system:lease-sweeper";
     static final String SELECTION = "system:selection";
     private static final Log log = LogFactory.getLog(LeaseSweeper.class);
+
+    /** One withdrawal group in flight; those abandoned meanwhile wait and go together. */
+    private final GroupCommit<ProposalAbandoned, Boolean> withdrawals = new GroupCommit<>(1, 1024, this::withdraw);
 
     private final DatabaseClient db;
     private final TransactionalOperator tx;
@@ -102,12 +109,31 @@ public class LeaseSweeper {
 
     @EventListener
     void on(ProposalAbandoned abandoned) {
-        groups.decideAll(List.of(abandoned.leaseId()), new LeaseReport.Withdrawn(abandoned.reason()), SELECTION)
-                .as(tx::transactional)
+        withdrawals
+                .submit(abandoned)
                 .subscribe(
-                        writer::published,
+                        null,
                         e -> log.warn("abandoned lease " + abandoned.leaseId()
                                 + " not withdrawn; its deadlines will end it: " + e));
+    }
+
+    /**
+     * Withdraws a group of abandoned proposals in one transaction (one decision per reason). Under
+     * overload many selections answer DEADLINE after their lease was written; a transaction each
+     * would add work exactly when the store is behind, and make more selections miss their deadline.
+     */
+    private Mono<List<Boolean>> withdraw(List<ProposalAbandoned> group) {
+        Map<String, List<UUID>> byReason = group.stream()
+                .collect(Collectors.groupingBy(
+                        ProposalAbandoned::reason,
+                        LinkedHashMap::new,
+                        Collectors.mapping(ProposalAbandoned::leaseId, Collectors.toList())));
+        return Flux.fromIterable(byReason.entrySet())
+                .concatMap(e -> groups.decideAll(e.getValue(), new LeaseReport.Withdrawn(e.getKey()), SELECTION))
+                .collectList()
+                .as(tx::transactional)
+                .doOnNext(all -> all.forEach(writer::published))
+                .thenReturn(java.util.Collections.nCopies(group.size(), Boolean.TRUE));
     }
 
     private Mono<Boolean> tryLock() {

@@ -92,6 +92,81 @@ class LeaseLifecycleIntegrationTests {
     }
 
     @Test
+    void theLeasesOfManyConcurrentlyLateSelectionsAreAllWithdrawn() throws Exception {
+        w.propose();
+        List<String> hashes = java.util.Arrays.stream(w.chain)
+                .mapToObj(Long::toUnsignedString)
+                .toList();
+        String router = tokens.mint(io.kvreuse.security.Role.ROUTER);
+        for (int round = 0; round < 10; round++) {
+            Map<String, java.util.concurrent.Future<Map<String, Object>>> answers = new java.util.LinkedHashMap<>();
+            try (var pool = java.util.concurrent.Executors.newFixedThreadPool(16)) {
+                for (int i = 0; i < 48; i++) {
+                    String request = "late-many-" + java.util.UUID.randomUUID();
+                    answers.put(
+                            request,
+                            pool.submit(() -> w.fleet.post(
+                                    "/api/v1/donor-selections",
+                                    router,
+                                    Map.of(
+                                            "requestId",
+                                            request,
+                                            "targetIncarnationId",
+                                            w.target.id(),
+                                            "seqHashes",
+                                            hashes,
+                                            "localPrefixBlocks",
+                                            0,
+                                            "deadlineMs",
+                                            1),
+                                    200)));
+                }
+            }
+            List<String> late = new java.util.ArrayList<>();
+            for (var e : answers.entrySet()) {
+                if ("DEADLINE".equals(e.getValue().get().get("reason"))) {
+                    late.add(e.getKey());
+                }
+            }
+            // the leases written for late answers (the caps may have refused some): each withdrawn by
+            // selection, long before the 3 s TTL, and none left PROPOSED
+            Map<String, String> ends = Map.of();
+            for (int i = 0; i < 100; i++) {
+                ends = lateLeaseEnds(late);
+                if (!ends.isEmpty() && !ends.containsValue("PROPOSED")) {
+                    break;
+                }
+                LeaseWorld.sleep(20);
+            }
+            if (ends.isEmpty()) {
+                continue;
+            }
+            assertThat(ends.values())
+                    .as("late leases end EXPIRED by system:selection, none stays PROPOSED")
+                    .containsOnly("EXPIRED by system:selection");
+            return;
+        }
+        throw new AssertionError("no concurrent selection wrote its lease after a 1 ms deadline in 10 rounds");
+    }
+
+    /** Per lease written for one of {@code requests}: its state, or its last transition and actor. */
+    private Map<String, String> lateLeaseEnds(List<String> requests) {
+        return db.sql("""
+                        SELECT l.lease_id::text AS id,
+                               CASE WHEN l.state = 'PROPOSED' THEN 'PROPOSED' ELSE
+                                 (SELECT a.to_state || ' by ' || a.actor FROM audit_event a
+                                  WHERE a.subject_id = l.lease_id::text AND a.to_state IS NOT NULL
+                                  ORDER BY a.event_id DESC LIMIT 1) END AS ended
+                        FROM lease l WHERE l.request_id = ANY(:requests)
+                        """)
+                .bind("requests", requests.toArray(String[]::new))
+                .map((r, m) -> Map.entry(r.get("id", String.class), r.get("ended", String.class)))
+                .all()
+                .collectMap(Map.Entry::getKey, Map.Entry::getValue)
+                .block();
+    }
+
+    @Test
     void fullLifecycleDeliversCommitsAndReleasesEverythingOnce() {
         String lease = w.propose();
         assertThat(w.state(lease)).isEqualTo("PROPOSED");
