@@ -72,13 +72,10 @@ class BankStore {
     }
 
     Mono<BankRow> bank(UUID bankId, boolean lock) {
-        return bankRow(db.sql("""
-                        SELECT b.bank_id, b.incarnation_id, b.capacity_blocks, b.bank_epoch, b.state, b.rank_disagreement,
-                               i.owner_subject, i.state AS owner_state, i.host_id,
-                               (SELECT count(*) FROM bank_part p WHERE p.bank_id = b.bank_id) AS tp
-                        FROM retained_bank b JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id
-                        WHERE b.bank_id = :id
-                        """ + (lock ? " FOR UPDATE OF b" : "")), bankId);
+        return bankRow(
+                db.sql(BANK_ROW + "FROM retained_bank b " + BANK_OWNER + "WHERE b.bank_id = :id"
+                        + (lock ? " FOR UPDATE OF b" : "")),
+                bankId);
     }
 
     /**
@@ -89,14 +86,20 @@ class BankStore {
      * The row is locked in a subquery, which returns its latest version once the lock is granted.
      */
     Mono<BankRow> bankForInventory(UUID bankId) {
-        return bankRow(db.sql("""
-                SELECT b.bank_id, b.incarnation_id, b.capacity_blocks, b.bank_epoch, b.state, b.rank_disagreement,
-                       i.owner_subject, i.state AS owner_state, i.host_id,
-                       (SELECT count(*) FROM bank_part p WHERE p.bank_id = b.bank_id) AS tp
-                FROM (SELECT * FROM retained_bank WHERE bank_id = :id FOR NO KEY UPDATE) b
-                JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id
-                """), bankId);
+        return bankRow(
+                db.sql(BANK_ROW + "FROM (SELECT * FROM retained_bank WHERE bank_id = :id FOR NO KEY UPDATE) b "
+                        + BANK_OWNER),
+                bankId);
     }
+
+    /** The columns of a {@link BankRow}, over a bank {@code b}. */
+    private static final String BANK_ROW = """
+            SELECT b.bank_id, b.incarnation_id, b.capacity_blocks, b.bank_epoch, b.state, b.rank_disagreement,
+                   i.owner_subject, i.state AS owner_state, i.host_id,
+                   (SELECT count(*) FROM bank_part p WHERE p.bank_id = b.bank_id) AS tp
+            """;
+
+    private static final String BANK_OWNER = "JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id ";
 
     private Mono<BankRow> bankRow(DatabaseClient.GenericExecuteSpec query, UUID bankId) {
         return query.bind("id", bankId)
