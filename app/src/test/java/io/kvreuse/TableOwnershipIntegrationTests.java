@@ -46,6 +46,8 @@ class TableOwnershipIntegrationTests {
             "inventory_change", "bank",
             "layout_domain", "domain",
             "lease", "lease",
+            "lease_inflight", "lease",
+            "lease_inflight_end", "lease",
             "lease_destination", "lease",
             "lease_source_pin", "lease",
             "nixl_agent_metadata", "orders",

@@ -10,12 +10,15 @@ import reactor.core.publisher.Mono;
 
 /**
  * The in-flight caps, enforced where PROPOSED leases are written, in the one statement that writes
- * them: its first step ({@code kvreuse_admit_leases}, migration V81, which writes nothing) takes a transaction-level advisory lock
- * per donor and per target of the group (in key order, so writers never deadlock), counts the live
- * leases of each in PostgreSQL once the locks are held — every replica's, since the locks are
- * PostgreSQL's — and admits the group's proposals in order, each counting the ones admitted before
- * it; the same statement then inserts the admitted leases and their donors' PIN commands (one per
- * donor rank, visible at once). Selection's in-memory counts ({@code InflightLeases}) only spare the store selections that
+ * them: its first step ({@code kvreuse_admit_leases}, migrations V81 and V82, which writes nothing)
+ * takes a transaction-level advisory lock per donor and per target of the group (in key order, so
+ * writers never deadlock), reads each party's leases in flight from its counters once the locks are
+ * held — every replica's, since the locks and counters are PostgreSQL's — and admits the group's
+ * proposals in order, each counting the ones admitted before it; the same statement then inserts the
+ * admitted leases, their donors' PIN commands (one per donor rank, visible at once) and adds them to
+ * the parties' {@code lease_inflight} counters. {@link LeaseWriter} counts the leases that leave the
+ * in-flight states into {@code lease_inflight_end} in the statement that moves them, so admission
+ * reads a few rows per party, whatever the number of leases in flight. Selection's in-memory counts ({@code InflightLeases}) only spare the store selections that
  * would certainly be refused.
  *
  * <p>One statement in autocommit, not a transaction of several: the proposal write is on the
@@ -59,7 +62,13 @@ final class InflightCaps {
             pins AS (
                 INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at)
                 SELECT gen_random_uuid(), l.donor_incarnation_id, l.lease_id, 'PIN', r.rank, l.created_at, '-infinity'
-                FROM proposed l JOIN incarnation_rank r ON r.incarnation_id = l.donor_incarnation_id)
+                FROM proposed l JOIN incarnation_rank r ON r.incarnation_id = l.donor_incarnation_id),
+            counted AS (
+                INSERT INTO lease_inflight (incarnation_id, side, admitted)
+                SELECT party, side, count(*) FROM (SELECT "donorId" AS party, 'D' AS side FROM plan
+                                                   UNION ALL SELECT "targetId", 'T' FROM plan) AS parties
+                GROUP BY party, side
+                ON CONFLICT (incarnation_id, side) DO UPDATE SET admitted = lease_inflight.admitted + EXCLUDED.admitted)
             SELECT admitted FROM admission
             """;
 
@@ -69,8 +78,8 @@ final class InflightCaps {
     private InflightCaps() {}
 
     /**
-     * Locks every party of the group, counts their live leases (each count stopping at its cap, so
-     * work is bounded by parties × cap), and inserts the proposals of {@code plansJson} (one object
+     * Locks every party of the group, reads their leases in flight from the counters (work bounded by
+     * the group's parties), and inserts the proposals of {@code plansJson} (one object
      * per {@link LeaseProposals.Proposal}, in the order of {@code group}) that fit: per proposal,
      * whether it was admitted.
      */

@@ -20,6 +20,17 @@ public enum LeaseState {
     FAILED,
     UNCERTAIN;
 
+    /**
+     * Counts against its donor's and target's in-flight caps (a PROPOSED lease until the sweeper
+     * expires it, even past its TTL): the states the {@code lease_inflight} counters track.
+     */
+    public boolean inFlight() {
+        return switch (this) {
+            case PROPOSED, SOURCE_PINNED, TRANSFERRING, DELIVERED, UNCERTAIN, RELEASING -> true;
+            case COMMITTED, RELEASED, REFUSED, EXPIRED, FAILED -> false;
+        };
+    }
+
     /** Nothing can happen to the lease any more. */
     public boolean isTerminal() {
         return this == RELEASED || this == EXPIRED;

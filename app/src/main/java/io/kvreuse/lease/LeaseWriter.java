@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -35,6 +36,12 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @Component
 class LeaseWriter {
+
+    /**
+     * Shards of a party's {@code lease_inflight_end} counter (V82): each statement adds to one, picked
+     * at random, so concurrent lease transactions of one party seldom wait on each other's row.
+     */
+    static final int END_SHARDS = 16;
 
     private static final String PARTS = """
             parts AS (UPDATE transfer_part p SET state = m.s, bytes_moved = m.b, duration_us = m.d, native_status = m.n,
@@ -59,9 +66,15 @@ class LeaseWriter {
                     committed_blocks = COALESCE(m.c, l.committed_blocks), source_quiesced = m.sq, destination_quiesced = m.dq
                 FROM unnest(CAST(:move_id AS UUID[]), CAST(:move_fv AS BIGINT[]), CAST(:move_st AS TEXT[]), CAST(:move_v AS BIGINT[]),
                             CAST(:move_o AS TEXT[]), CAST(:move_r AS TEXT[]), CAST(:move_c AS INTEGER[]),
-                            CAST(:move_sq AS BOOLEAN[]), CAST(:move_dq AS BOOLEAN[])) AS m(id, fv, st, v, o, r, c, sq, dq)
+                            CAST(:move_sq AS BOOLEAN[]), CAST(:move_dq AS BOOLEAN[]), CAST(:move_k AS INTEGER[]))
+                     AS m(id, fv, st, v, o, r, c, sq, dq, k)
                 WHERE l.lease_id = m.id AND l.version = m.fv AND l.lease_id = ANY(CAST(:move_id AS UUID[]))
-                RETURNING 1)""";
+                RETURNING l.donor_incarnation_id AS d, l.target_incarnation_id AS t, m.k AS k),
+            ended AS (INSERT INTO lease_inflight_end (incarnation_id, side, shard, ended)
+                SELECT x.p, x.s, :end_shard, sum(x.k)
+                FROM (SELECT d AS p, 'D' AS s, k FROM moved UNION ALL SELECT t, 'T', k FROM moved) AS x
+                WHERE x.k <> 0 GROUP BY x.p, x.s ORDER BY x.p, x.s
+                ON CONFLICT (incarnation_id, side, shard) DO UPDATE SET ended = lease_inflight_end.ended + EXCLUDED.ended)""";
 
     private static final String NEW_PINS = """
             new_pins AS (INSERT INTO lease_source_pin (lease_id, rank, bank_id, slot_runs, blocks, state, updated_at)
@@ -226,8 +239,9 @@ class LeaseWriter {
             UUID id = lease.leaseId();
             switch (change) {
                 case LeaseChange.Row r ->
-                    moves.rows().merge(id, move(r.from().version(), r.to()), (first, last) -> {
+                    moves.rows().merge(id, move(r.from(), r.to()), (first, last) -> {
                         last[1] = first[1];
+                        last[9] = (Integer) first[9] + (Integer) last[9];
                         return last;
                     });
                 case LeaseChange.PinAdded p -> {
@@ -267,17 +281,22 @@ class LeaseWriter {
             order(leaseId)[3] = true;
         }
 
-        private static Object[] move(long fromVersion, LeaseRow to) {
+        /**
+         * A lease row's move, with what it does to its parties' leases in flight: 1 when it leaves the
+         * in-flight states, −1 when it re-enters them (merged moves add up to first → last).
+         */
+        private static Object[] move(LeaseRow from, LeaseRow to) {
             return new Object[] {
                 to.leaseId(),
-                fromVersion,
+                from.version(),
                 to.state().name(),
                 to.version(),
                 to.outcome(),
                 to.reason(),
                 to.committedBlocks(),
                 to.sourceQuiesced(),
-                to.destinationQuiesced()
+                to.destinationQuiesced(),
+                (from.state().inFlight() ? 1 : 0) - (to.state().inFlight() ? 1 : 0)
             };
         }
 
@@ -382,6 +401,9 @@ class LeaseWriter {
             return Mono.empty();
         }
         bindings.put("now", LeaseRow.at(now));
+        if (!batch.moves.rows().isEmpty()) {
+            bindings.put("end_shard", ThreadLocalRandom.current().nextInt(END_SHARDS));
+        }
         long expected = batch.moves.rows().size();
         return db.sql(sql)
                 .bindValues(bindings)

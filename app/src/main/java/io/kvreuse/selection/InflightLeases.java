@@ -15,15 +15,19 @@ import reactor.core.publisher.Mono;
 /**
  * Leases in flight per donor and per target, for the selection caps. The counts come from
  * PostgreSQL every refresh (so every replica's leases count) plus what this replica proposed since;
- * a PROPOSED lease past its TTL holds nothing and no longer counts.
+ * a PROPOSED lease counts until the sweeper expires it, as in the store's admission.
  */
 @Component
 class InflightLeases {
 
     private static final Log log = LogFactory.getLog(InflightLeases.class);
-    private static final String ACTIVE = """
-            state IN ('SOURCE_PINNED', 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')
-               OR (state = 'PROPOSED' AND ttl_deadline > :now)""";
+    /** Each party's leases in flight, from the lease package's counters (V82): a row per party, not per lease. */
+    private static final String COUNTS = """
+            SELECT i.incarnation_id AS id, i.side,
+                   CAST(i.admitted - coalesce((SELECT sum(e.ended) FROM lease_inflight_end e
+                                               WHERE e.incarnation_id = i.incarnation_id AND e.side = i.side), 0)
+                        AS BIGINT) AS n
+            FROM lease_inflight i""";
 
     private final DatabaseClient db;
     private final java.time.Clock clock;
@@ -66,13 +70,10 @@ class InflightLeases {
         Map<UUID, Integer> targets = new HashMap<>();
         previous = current;
         current = new Local();
-        db.sql("SELECT donor_incarnation_id AS id, 'D' AS side, count(*) AS n FROM lease WHERE " + ACTIVE
-                        + " GROUP BY donor_incarnation_id UNION ALL "
-                        + "SELECT target_incarnation_id, 'T', count(*) FROM lease WHERE " + ACTIVE
-                        + " GROUP BY target_incarnation_id")
+        db.sql(COUNTS)
                 .map((row, meta) -> {
                     Map<UUID, Integer> side = "D".equals(row.get("side", String.class)) ? donors : targets;
-                    side.put(row.get("id", UUID.class), row.get("n", Long.class).intValue());
+                    side.put(row.get("id", UUID.class), (int) Math.min(Integer.MAX_VALUE, row.get("n", Long.class)));
                     return 1;
                 })
                 .all()

@@ -365,6 +365,20 @@ class LeaseRandomWalkIntegrationTests {
                                         + "AND a.incarnation_id = (SELECT target_incarnation_id FROM lease WHERE bank_id = CAST(:b AS UUID) LIMIT 1)"))
                 .as("overlapping held destinations")
                 .isZero();
+        // the in-flight counters the caps read (V82) equal the leases in flight, for both parties
+        for (String side : List.of("D", "T")) {
+            String party = side.equals("D") ? "donor_incarnation_id" : "target_incarnation_id";
+            long live = count("SELECT count(*) AS n FROM lease WHERE " + party + " = (SELECT " + party
+                    + " FROM lease WHERE bank_id = CAST(:b AS UUID) LIMIT 1) AND state IN ('PROPOSED', 'SOURCE_PINNED',"
+                    + " 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')");
+            String of = " = (SELECT " + party + " FROM lease WHERE bank_id = CAST(:b AS UUID) LIMIT 1)";
+            long counters = count("SELECT coalesce((SELECT i.admitted FROM lease_inflight i WHERE i.side = '" + side
+                    + "' AND i.incarnation_id" + of + "), 0) - coalesce((SELECT sum(e.ended) FROM lease_inflight_end e"
+                    + " WHERE e.side = '" + side + "' AND e.incarnation_id" + of + "), 0) AS n");
+            assertThat(counters)
+                    .as("in-flight counter of the %s vs its leases in flight", side)
+                    .isEqualTo(live);
+        }
     }
 
     private long count(String sql) {
