@@ -130,6 +130,22 @@ final class Invariants {
                           WHERE allowed.from_state = t.from_state AND allowed.to_state = t.to_state)""".formatted(LEASE_MOVES, ALLOWED_MOVES)),
             new Rule("donor over its in-flight cap (maxInflightPerDonor)", overCap("donor", "maxInflightPerDonor")),
             new Rule("target over its in-flight cap (maxInflightPerTarget)", overCap("target", "maxInflightPerTarget")),
+            new Rule(
+                    "in-flight counter disagrees with the leases in flight (lease_inflight − lease_inflight_end)", """
+                    WITH live AS (
+                        SELECT incarnation_id, side, count(*) AS n
+                        FROM (SELECT donor_incarnation_id AS incarnation_id, 'D' AS side, state FROM lease
+                              UNION ALL SELECT target_incarnation_id, 'T', state FROM lease) AS parties
+                        WHERE state IN ('PROPOSED', 'SOURCE_PINNED', 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')
+                        GROUP BY incarnation_id, side),
+                    kept AS (
+                        SELECT i.incarnation_id, i.side, i.admitted - coalesce((SELECT sum(e.ended) FROM lease_inflight_end e
+                               WHERE e.incarnation_id = i.incarnation_id AND e.side = i.side), 0) AS n
+                        FROM lease_inflight i)
+                    SELECT coalesce(l.incarnation_id, k.incarnation_id) AS incarnation_id, coalesce(l.side, k.side) AS side,
+                           coalesce(l.n, 0) AS leases_in_flight, coalesce(k.n, 0) AS counter
+                    FROM live l FULL JOIN kept k ON k.incarnation_id = l.incarnation_id AND k.side = l.side
+                    WHERE coalesce(l.n, 0) <> coalesce(k.n, 0)"""),
             new Rule("audited transition of a lease that does not exist", """
                     SELECT t.subject_id, t.event_id, t.from_state, t.to_state FROM %s t
                     WHERE NOT EXISTS (SELECT 1 FROM lease l WHERE l.lease_id::text = t.subject_id)""".formatted(LEASE_MOVES)));

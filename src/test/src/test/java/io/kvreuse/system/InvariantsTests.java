@@ -284,6 +284,16 @@ class InvariantsTests {
     }
 
     @Test
+    void anInFlightCounterThatDisagreesWithTheLeasesInFlight() throws Exception {
+        sql("INSERT INTO lease_inflight_end (incarnation_id, side, shard, ended) VALUES ('" + TARGET + "', 'T', 3, 1)");
+        assertOnly("in-flight counter disagrees", TARGET);
+        sql("DELETE FROM lease_inflight_end");
+        assertThat(Invariants.violations(db)).isEmpty();
+        sql("UPDATE lease_inflight SET admitted = admitted + 2 WHERE side = 'D'");
+        assertOnly("in-flight counter disagrees", DONOR);
+    }
+
+    @Test
     void auditedMoveOfAnUnknownLease() throws Exception {
         UUID ghost = UUID.randomUUID();
         audit(4_000, "lease", ghost, "TRANSITION", "PROPOSED", "SOURCE_PINNED", 1);
@@ -425,6 +435,13 @@ class InvariantsTests {
                     ttl_deadline, transfer_deadline, abandon_deadline, version)
                 VALUES ('%s', 'r', '%s', 'd1', '%s', 2, '%s', 1, '%s', 2, 0, %d, '%s}', 'GPU_CUDA_IPC', 1, 10, 1, 100,
                     now(), now(), now(), %d)""".formatted(id, state, DONOR, BANK, TARGET, fetch, hashes, version));
+        if (List.of("PROPOSED", "SOURCE_PINNED", "TRANSFERRING", "DELIVERED", "UNCERTAIN", "RELEASING")
+                .contains(state)) {
+            // what the proposal write adds to its parties' in-flight counters
+            s.execute("""
+                    INSERT INTO lease_inflight (incarnation_id, side, admitted) VALUES ('%s', 'D', 1), ('%s', 'T', 1)
+                    ON CONFLICT (incarnation_id, side) DO UPDATE SET admitted = lease_inflight.admitted + 1""".formatted(DONOR, TARGET));
+        }
     }
 
     private static void insertMoves(Statement s, UUID id, long firstEvent, String... states) throws SQLException {
