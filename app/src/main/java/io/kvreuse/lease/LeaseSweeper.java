@@ -76,7 +76,21 @@ public class LeaseSweeper {
             fixedDelayString = "${kvreuse.leases.sweep-interval:500ms}",
             initialDelayString = "${kvreuse.leases.sweep-interval:500ms}")
     void scheduledSweep() {
-        sweepOnce().subscribe(null, e -> log.warn("lease sweep failed; retrying next interval: " + e));
+        sweepUntilDrained().subscribe(null, e -> log.warn("lease sweep failed; retrying next interval: " + e));
+    }
+
+    /** Most back-to-back passes of one scheduled sweep, so a flood of due leases cannot starve the others. */
+    static final int MAX_PASSES = 20;
+
+    /**
+     * Sweeps, and again at once while a pass moved a full batch (at most {@link #MAX_PASSES}): more
+     * are due, and a sweep interval per batch would let expiry fall behind the proposals; each pass
+     * is its own bounded transaction. Answers each pass's result.
+     */
+    Flux<SweepResult> sweepUntilDrained() {
+        return sweepOnce()
+                .expand(r -> r.ran() && r.leasesMoved().size() >= props.sweepBatch() ? sweepOnce() : Mono.empty())
+                .take(MAX_PASSES);
     }
 
     public Mono<SweepResult> sweepOnce() {

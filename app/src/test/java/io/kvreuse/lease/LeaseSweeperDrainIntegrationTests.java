@@ -1,0 +1,137 @@
+package io.kvreuse.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvreuse.support.Fleet;
+import io.kvreuse.support.Fleet.Engine;
+import io.kvreuse.support.IntegrationTest;
+import io.kvreuse.support.MutableClock;
+import io.kvreuse.support.TestTokens;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Expiry keeps pace with proposals: when more PROPOSED leases are due than one sweep pass takes
+ * (the sweep batch), the scheduled sweep runs further passes at once instead of leaving the rest a
+ * sweep interval per batch — otherwise, with routers proposing faster than a batch per interval,
+ * expired proposals pile up and keep counting against their parties' in-flight caps.
+ */
+@IntegrationTest
+class LeaseSweeperDrainIntegrationTests {
+
+    @Autowired
+    WebTestClient http;
+
+    @Autowired
+    TestTokens tokens;
+
+    @Autowired
+    DatabaseClient db;
+
+    @Autowired
+    JsonMapper json;
+
+    @Autowired
+    MutableClock clock;
+
+    @Autowired
+    LeaseSweeper sweeper;
+
+    @Autowired
+    EngineCommands.LeaseProperties props;
+
+    @AfterEach
+    void resetClock() {
+        clock.reset();
+    }
+
+    @Test
+    void moreDueProposalsThanOneBatchAreExpiredByOneScheduledSweep() {
+        Fleet fleet = new Fleet(http, tokens);
+        String domain = fleet.domain(2, "GPU_CUDA_IPC");
+        String host = Fleet.host();
+        Engine donor = fleet.ready("DECODE", domain, 2, host);
+        String bank = fleet.bank(donor, 2, 64);
+        Engine target = fleet.ready("PREFILL", domain, 2, host);
+        int due = props.sweepBatch() + props.sweepBatch() / 2;
+        Instant now = clock.instant();
+        List<LeaseProposals.Proposal> group = new ArrayList<>();
+        for (int i = 0; i < due; i++) {
+            group.add(proposal(domain, donor, bank, target, now));
+        }
+        var parties = group.stream()
+                .map(p -> new InflightCaps.Parties(p.donorId(), p.targetId()))
+                .toList();
+        boolean[] admitted = InflightCaps.proposeWithinCaps(
+                        db, json.writeValueAsString(group), parties, now, 1_000_000, 1_000_000)
+                .block(Duration.ofSeconds(30));
+        assertThat(admitted).hasSize(due).doesNotContain(false);
+
+        clock.advance(Duration.ofMinutes(2));
+        List<LeaseSweeper.SweepResult> passes = List.of();
+        // a scheduled sweep of this context may hold the sweep lock at the moment: then try again
+        for (int attempt = 0; attempt < 50; attempt++) {
+            passes = sweeper.sweepUntilDrained().collectList().block(Duration.ofSeconds(60));
+            if (passes.getFirst().ran() && passes.getFirst().leasesMoved().size() == props.sweepBatch()) {
+                break;
+            }
+            io.kvreuse.support.LeaseWorld.sleep(100);
+        }
+        assertThat(passes.getFirst().leasesMoved())
+                .as("the first pass takes one full batch")
+                .hasSize(props.sweepBatch());
+        assertThat(passes)
+                .as("a full batch is followed by another pass at once")
+                .hasSizeGreaterThanOrEqualTo(2);
+        if (passes.stream().allMatch(LeaseSweeper.SweepResult::ran)) {
+            assertThat(stillProposed(target))
+                    .as("one scheduled sweep expired them all")
+                    .isZero();
+        }
+    }
+
+    private long stillProposed(Engine target) {
+        return db.sql(
+                        "SELECT count(*) AS n FROM lease WHERE target_incarnation_id = CAST(:t AS UUID) AND state = 'PROPOSED'")
+                .bind("t", target.id())
+                .map((r, m) -> r.get("n", Long.class))
+                .one()
+                .block(Duration.ofSeconds(10));
+    }
+
+    private static LeaseProposals.Proposal proposal(
+            String domain, Engine donor, String bank, Engine target, Instant now) {
+        return new LeaseProposals.Proposal(
+                UUID.randomUUID(),
+                "req-" + UUID.randomUUID(),
+                domain,
+                "GPU_CUDA_IPC",
+                UUID.fromString(donor.id()),
+                1,
+                UUID.fromString(bank),
+                1,
+                UUID.fromString(target.id()),
+                1,
+                0,
+                new long[] {11, -22, 33},
+                new int[] {0, 3},
+                null,
+                "kv.fetch_gpu",
+                1.0,
+                5.0,
+                1 << 20,
+                900,
+                now.plusSeconds(60),
+                now.plusSeconds(120),
+                now.plusSeconds(300));
+    }
+}
