@@ -43,6 +43,10 @@ public final class KvEventsBenchmark {
 
     private KvEventsBenchmark() {}
 
+    static int blocksPerBatch() {
+        return BLOCKS_PER_BATCH;
+    }
+
     public static void main(String[] args) throws Exception {
         Path jar = Path.of(args.length > 0 ? args[0] : "app/target/kvreuse.jar");
         int[] lagRates = java.util.Arrays.stream((args.length > 1 ? args[1] : "50000").split(","))
@@ -343,7 +347,7 @@ public final class KvEventsBenchmark {
     }
 
     /** One rank's engine publisher: PUB + ROUTER replay, vLLM EventBatch maps with slots. */
-    private static final class Stream {
+    static final class Stream {
         final RestBenchmark.Fleet.Donor donor;
         final int rank;
         final int capacity;
@@ -362,6 +366,7 @@ public final class KvEventsBenchmark {
         volatile boolean withheldPending;
 
         private final SplittableRandom random;
+        private final List<byte[]> prebuilt = new ArrayList<>();
 
         Stream(RestBenchmark.Fleet.Donor donor, int rank, int capacity) {
             this.donor = donor;
@@ -381,6 +386,16 @@ public final class KvEventsBenchmark {
         synchronized void publishLoad() {
             send(next++, load());
             withheldPending = false;
+        }
+
+        /** One of a few load batches built beforehand, so publishing costs the benchmark little. */
+        synchronized void publishPrebuilt() {
+            if (prebuilt.isEmpty()) {
+                for (int i = 0; i < 64; i++) {
+                    prebuilt.add(load());
+                }
+            }
+            send(next++, prebuilt.get((int) (next % prebuilt.size())));
         }
 
         synchronized void withholdLoad() {
