@@ -263,9 +263,13 @@ class EventSources {
 
     /**
      * The agent lost events of a rank that no replay returns, or saw the engine restart: the rank
-     * needs a snapshot and the bank is unpublished until it has one, as after an event-id gap.
+     * needs a snapshot and the bank is unpublished until it has one, as after an event-id gap. A
+     * gap the replay filled ({@code REPLAYED}) changes nothing but the record.
      */
     Mono<Void> streamBroke(UUID bankId, int rank, InventoryRequests.StreamBreak report, ApiPrincipal caller) {
+        if (!report.kind().lost()) {
+            return replayedGap(bankId, rank, report, caller);
+        }
         ChangeSet changes = new ChangeSet();
         String action = report.kind() == io.kvreuse.protocol.StreamBreak.Kind.GAP ? "EVENT_GAP" : "ENGINE_RESTART";
         return store.bank(bankId, true)
@@ -292,6 +296,63 @@ class EventSources {
                     streamBreaks(report.kind()).increment();
                     events.publishEvent(new BankChanged(bankId));
                 });
+    }
+
+    /**
+     * Sequences {@code expectedSequence .. receivedSequence - 1} were missing from the live stream
+     * and the replay returned all of them: audited once as {@code EVENT_GAP_REPLAYED} (the same
+     * report again, e.g. a retry whose first answer was lost, is recorded already); the bank, its
+     * parts and its publication stay as they are.
+     */
+    private Mono<Void> replayedGap(UUID bankId, int rank, InventoryRequests.StreamBreak report, ApiPrincipal caller) {
+        if (report.expectedSequence() < 0 || report.receivedSequence() <= report.expectedSequence()) {
+            return Mono.error(invalid(
+                    ProblemType.INVALID_REQUEST,
+                    "a REPLAYED gap is expectedSequence (>= 0) .. receivedSequence - 1: receivedSequence must be"
+                            + " above expectedSequence"));
+        }
+        return store.bank(bankId, false)
+                .filter(b -> b.feedableBy(caller))
+                .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)))
+                .flatMap(bank -> bank.state() == BankState.DROPPED
+                        ? Mono.error(BankExceptions.dropped(bankId))
+                        : db.sql("SELECT EXISTS (SELECT 1 FROM bank_part WHERE bank_id = :b AND rank = :r) AS known")
+                                .bind("b", bankId)
+                                .bind("r", rank)
+                                .map((row, meta) -> Boolean.TRUE.equals(row.get("known", Boolean.class)))
+                                .one())
+                .flatMap(known -> known ? Mono.just(true) : Mono.error(BankExceptions.noSuchPart(bankId, rank)))
+                // the row lock makes a concurrent copy of the same report wait and then find it recorded
+                .flatMap(known -> db.sql("""
+                                UPDATE bank_event_stream SET replayed_from = :f, replayed_until = :u
+                                WHERE bank_id = :b AND rank = :r
+                                  AND (replayed_from, replayed_until) IS DISTINCT FROM (:f, :u)
+                                """)
+                        .bind("b", bankId)
+                        .bind("r", rank)
+                        .bind("f", report.expectedSequence())
+                        .bind("u", report.receivedSequence())
+                        .fetch()
+                        .rowsUpdated())
+                .flatMap(updated -> updated > 0
+                        ? Mono.just(true)
+                        // no row updated: the same gap is on record, or the bank names no source (always audited)
+                        : db.sql("SELECT NOT EXISTS (SELECT 1 FROM bank_event_stream WHERE bank_id = :b AND rank = :r)"
+                                        + " AS fresh")
+                                .bind("b", bankId)
+                                .bind("r", rank)
+                                .map((row, meta) -> Boolean.TRUE.equals(row.get("fresh", Boolean.class)))
+                                .one())
+                .flatMap(fresh -> fresh
+                        ? audit.record(
+                                AuditEntry.action(caller.actor(), "bank", bankId.toString(), "EVENT_GAP_REPLAYED")
+                                        .withReason("the engine's live event stream skipped sequences that its replay"
+                                                + " returned: nothing was lost")
+                                        .withDetail(streamDetail(rank, report)))
+                        : Mono.empty())
+                .then()
+                .as(tx::transactional)
+                .doOnSuccess(v -> streamBreaks(report.kind()).increment());
     }
 
     private static Map<String, Object> streamDetail(int rank, InventoryRequests.StreamBreak report) {

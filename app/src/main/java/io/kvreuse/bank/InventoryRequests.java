@@ -268,7 +268,10 @@ public final class InventoryRequests {
     /** {@code POST /banks/{bankId}/parts/{rank}/stream-breaks}, as the agent reports a lost stream. */
     @Schema(name = "StreamBreakRequest", description = "A node agent's report that a rank's event stream broke")
     record StreamBreak(
-            @Schema(description = "GAP (replay could not fill it) or RESTART (the sequence went backwards)") @NotNull
+            @Schema(
+                    description =
+                            "GAP (replay could not fill it), RESTART (the sequence went backwards) or REPLAYED (the replay filled it: for the record)")
+            @NotNull
             io.kvreuse.protocol.StreamBreak.Kind kind,
 
             @Schema(description = "The sequence number the agent expected next (-1: none yet)") @NotNull @Min(-1)

@@ -13,6 +13,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -241,6 +245,83 @@ class EventSourceIntegrationTests {
                 .expectStatus()
                 .isOk();
         assertThat(fleet.get("/api/v1/banks/" + bankId, decode.token())).containsEntry("state", "PUBLISHED");
+    }
+
+    @Test
+    void aGapTheReplayFilledIsAuditedOnceAndChangesNothingElse() throws Exception {
+        String bankId = fleet.bank(decode, 2, 64);
+        put(bankId, source("VLLM_KV_EVENTS", "BANK_RESET", "tcp://127.0.0.1:5557", "tcp://127.0.0.1:5558"))
+                .expectStatus()
+                .isOk();
+        Map<String, Object> report = Map.of("kind", "REPLAYED", "expectedSequence", 7, "receivedSequence", 10);
+        // the same report from eight concurrent requests (an agent retrying calls whose answers it lost)
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<Map<String, Object>>> answers = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                answers.add(pool.submit(() ->
+                        fleet.post("/api/v1/banks/" + bankId + "/parts/1/stream-breaks", agentToken, report, 200)));
+            }
+            for (Future<Map<String, Object>> answer : answers) {
+                assertThat(answer.get(30, TimeUnit.SECONDS)).containsEntry("state", "PUBLISHED");
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(audit(bankId)).filteredOn("EVENT_GAP_REPLAYED"::equals).hasSize(1);
+        assertThat(replayedDetail(bankId)).containsExactly("rank 1: 7..10");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> stream = ((List<Map<String, Object>>)
+                        agentSources(agentToken, host, 200).getFirst().get("streams"))
+                .get(1);
+        assertThat(stream).containsEntry("needsSnapshot", false);
+
+        // a later gap is a new entry; the owner engine may report one too
+        fleet.post(
+                "/api/v1/banks/" + bankId + "/parts/1/stream-breaks",
+                decode.token(),
+                Map.of("kind", "REPLAYED", "expectedSequence", 11, "receivedSequence", 12),
+                200);
+        assertThat(audit(bankId)).filteredOn("EVENT_GAP_REPLAYED"::equals).hasSize(2);
+        assertThat(fleet.get("/api/v1/banks/" + bankId, decode.token())).containsEntry("state", "PUBLISHED");
+    }
+
+    @Test
+    void aReplayedGapThatIsNoGapIsAProblemThatRecordsNothing() {
+        String bankId = fleet.bank(decode, 2, 64);
+        put(bankId, source("VLLM_KV_EVENTS", "BANK_RESET", "tcp://127.0.0.1:5557", "tcp://127.0.0.1:5558"))
+                .expectStatus()
+                .isOk();
+        for (Map<String, Object> bad : List.of(
+                Map.<String, Object>of("kind", "REPLAYED", "expectedSequence", 5, "receivedSequence", 5),
+                Map.<String, Object>of("kind", "REPLAYED", "expectedSequence", 9, "receivedSequence", 3),
+                Map.<String, Object>of("kind", "REPLAYED", "expectedSequence", -1, "receivedSequence", 3))) {
+            expectProblem(
+                    fleet.postRaw("/api/v1/banks/" + bankId + "/parts/0/stream-breaks", agentToken, bad),
+                    400,
+                    "invalid-request");
+        }
+        expectProblem(
+                fleet.postRaw(
+                        "/api/v1/banks/" + bankId + "/parts/5/stream-breaks",
+                        agentToken,
+                        Map.of("kind", "REPLAYED", "expectedSequence", 1, "receivedSequence", 3)),
+                404,
+                "bank-part-not-found");
+        assertThat(audit(bankId)).doesNotContain("EVENT_GAP_REPLAYED");
+    }
+
+    private List<String> replayedDetail(String bankId) {
+        return db.sql("""
+                        SELECT 'rank ' || (detail->>'rank') || ': ' || (detail->>'expectedSequence') || '..'
+                               || (detail->>'receivedSequence') AS d
+                        FROM audit_event WHERE subject_id = :s AND action = 'EVENT_GAP_REPLAYED'
+                        """)
+                .bind("s", bankId)
+                .map((row, meta) -> row.get("d", String.class))
+                .all()
+                .collectList()
+                .block(Duration.ofSeconds(5));
     }
 
     private WebTestClient.ResponseSpec put(String bankId, Object body) {

@@ -1,6 +1,5 @@
 package io.kvreuse.agent.kvevents;
 
-import io.kvreuse.protocol.InventoryBatch;
 import io.kvreuse.protocol.KvEventSource;
 import io.kvreuse.protocol.StreamBreak;
 import io.kvreuse.protocol.WireProblem;
@@ -12,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -19,8 +19,12 @@ import tools.jackson.databind.json.JsonMapper;
 /** {@link InventoryFeed} over the JDK HTTP client, with the host's AGENT token. */
 public final class HttpInventoryFeed implements InventoryFeed {
 
-    private final HttpClient http =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    /** One client for every stream of the agent: its connections are kept and reused. */
+    private final HttpClient http = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1) // plain http: no h2c upgrade offered on every new connection
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
+
     private final JsonMapper json = JsonMapper.builder()
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .build();
@@ -42,10 +46,13 @@ public final class HttpInventoryFeed implements InventoryFeed {
     }
 
     @Override
-    public long post(UUID bankId, InventoryBatch batch) throws FeedException {
-        return send(post("/api/v1/banks/" + bankId + "/events", batch), "events")
-                .path("appliedThroughEventId")
-                .asLong();
+    public long post(UUID bankId, int rank, long firstEventId, List<byte[]> events, @Nullable Long sourceSequence)
+            throws FeedException {
+        byte[] body = EventJson.batch(rank, firstEventId, events, sourceSequence);
+        HttpRequest.Builder request = request("/api/v1/banks/" + bankId + "/events")
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        return send(request, "events").path("appliedThroughEventId").asLong();
     }
 
     @Override

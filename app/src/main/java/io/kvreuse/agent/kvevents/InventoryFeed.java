@@ -5,6 +5,7 @@ import io.kvreuse.protocol.KvEventSource;
 import io.kvreuse.protocol.StreamBreak;
 import java.util.List;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 /** The control plane as the bridge sees it; every call blocks (the bridge runs on its own threads). */
 public interface InventoryFeed {
@@ -12,8 +13,13 @@ public interface InventoryFeed {
     /** The event sources of this host's banks, with where each rank's ingestion stands. */
     List<KvEventSource> sources() throws FeedException;
 
-    /** Applies one ordered batch; answers the applied-through event id. */
-    long post(UUID bankId, InventoryBatch batch) throws FeedException;
+    /**
+     * Applies one ordered batch ({@code POST /banks/{bankId}/events}, an {@link InventoryBatch} on the
+     * wire) whose events arrive as their JSON, one array each ({@link EventJson}); answers the
+     * applied-through event id.
+     */
+    long post(UUID bankId, int rank, long firstEventId, List<byte[]> events, @Nullable Long sourceSequence)
+            throws FeedException;
 
     void streamBroke(UUID bankId, int rank, StreamBreak report) throws FeedException;
 

@@ -18,6 +18,7 @@ final class KvEventMetrics {
     final Counter gaps;
     final Counter replayed;
     final Counter gapsUnrecovered;
+    final Counter gapsRecorded;
     final Counter restarts;
     final Counter awaitingSnapshot;
     final Counter retries;
@@ -42,6 +43,11 @@ final class KvEventMetrics {
         replayed = counter(registry, "replayed", "engine batches recovered through the replay socket", "batches");
         gapsUnrecovered = counter(
                 registry, "gaps.unrecovered", "gaps the replay could not fill (the rank needs a snapshot)", "gaps");
+        gapsRecorded = counter(
+                registry,
+                "gaps.recorded",
+                "gaps the replay filled, reported to the control plane for its audit trail",
+                "gaps");
         restarts = counter(
                 registry, "restarts", "backwards sequences: engine restarts (the rank needs a snapshot)", "restarts");
         awaitingSnapshot = counter(

@@ -1,7 +1,6 @@
 package io.kvreuse.agent.kvevents;
 
 import io.kvreuse.protocol.ClearPolicy;
-import io.kvreuse.protocol.InventoryBatch;
 import io.kvreuse.protocol.KvEventFormat;
 import io.kvreuse.protocol.KvEventSource;
 import io.kvreuse.protocol.StreamBreak;
@@ -9,9 +8,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -33,16 +30,17 @@ import org.zeromq.ZMQ;
 final class RankStream implements AutoCloseable {
 
     private static final Log log = LogFactory.getLog(RankStream.class);
-    private static final int MAX_EVENTS = 1000;
-    private static final int MAX_ITEMS = 16_000;
+    /** One ingestion batch's limits (docs/api.md): 1,024 events, 16,384 blocks plus removed hashes. */
+    static final int MAX_EVENTS = 1024;
+
+    static final int MAX_ITEMS = 16_384;
 
     /** What the forwarder does, in stream order. */
     private sealed interface Item {}
 
+    /** Events as their JSON (one array each, {@link EventJson}), with how many blocks and hashes they carry. */
     private record Events(
-            List<InventoryBatch.Event> events,
-            int items,
-            @Nullable Long completes) implements Item {}
+            List<byte[]> events, int items, @Nullable Long completes) implements Item {}
 
     private record Reset() implements Item {}
 
@@ -56,7 +54,8 @@ final class RankStream implements AutoCloseable {
     private final ZContext zmq;
     private final Duration retryBackoff;
     private final BlockingQueue<Item> queue = new ArrayBlockingQueue<>(8192);
-    private final Map<Long, Integer> positions = new HashMap<>();
+    private final BlockDepths positions = new BlockDepths();
+    private final EventJson json = new EventJson();
     private final Thread receiver;
     private final Thread forwarder;
     private volatile boolean running = true;
@@ -204,7 +203,13 @@ final class RankStream implements AutoCloseable {
         }
         if (want != null && seq > want) {
             metrics.gaps.increment();
-            for (Replayed r : replay(want, seq)) {
+            List<Replayed> replayed = replay(want, seq);
+            if (fills(replayed, want, seq)) {
+                // on record before the replayed events go out: an agent restart in between catches up
+                // through the replay socket again without seeing (and reporting) this gap a second time
+                queue.put(new Break(new StreamBreak(StreamBreak.Kind.REPLAYED, want, seq)));
+            }
+            for (Replayed r : replayed) {
                 if (r.seq() == expected) {
                     metrics.replayed.increment();
                     if (!handle(r.seq(), r.payload())) {
@@ -220,6 +225,17 @@ final class RankStream implements AutoCloseable {
             }
         }
         handle(seq, payload);
+    }
+
+    /** Whether the replay returned every sequence {@code from .. until-1} (the list is sorted). */
+    private static boolean fills(List<Replayed> replayed, long from, long until) {
+        long next = from;
+        for (Replayed r : replayed) {
+            if (r.seq() == next) {
+                next++;
+            }
+        }
+        return next == until;
     }
 
     private void breakStream(StreamBreak.Kind kind, long want, long got) throws InterruptedException {
@@ -248,7 +264,7 @@ final class RankStream implements AutoCloseable {
                     + batch.malformed().getFirst());
         }
         metrics.received.increment(batch.events().size());
-        List<InventoryBatch.Event> out = new ArrayList<>(batch.events().size());
+        List<byte[]> out = new ArrayList<>(batch.events().size());
         int items = 0;
         for (KvEvent event : batch.events()) {
             if (!event.onGpu()) {
@@ -257,24 +273,22 @@ final class RankStream implements AutoCloseable {
             }
             switch (event) {
                 case KvEvent.Stored s -> {
-                    InventoryBatch.Event e = stored(s);
+                    byte[] e = stored(s);
                     if (e != null) {
                         out.add(e);
                         items += s.hashes().length;
                     }
                 }
                 case KvEvent.Removed r -> {
-                    List<String> hashes = new ArrayList<>(r.hashes().length);
                     for (long h : r.hashes()) {
-                        hashes.add(Long.toUnsignedString(h));
                         positions.remove(h);
                     }
-                    out.add(new InventoryBatch.Event("REMOVED", null, hashes));
-                    items += hashes.size();
+                    out.add(json.removed(r.hashes()));
+                    items += r.hashes().length;
                 }
                 case KvEvent.Cleared c -> {
                     if (source.allBlocksCleared() == ClearPolicy.NATIVE_CACHE_CLEARED) {
-                        out.add(new InventoryBatch.Event("NATIVE_CACHE_CLEARED", null, null));
+                        out.add(EventJson.NATIVE_CACHE_CLEARED);
                     } else {
                         queue.put(new Events(out, items, null));
                         queue.put(new Reset());
@@ -289,7 +303,8 @@ final class RankStream implements AutoCloseable {
         return true;
     }
 
-    private InventoryBatch.@Nullable Event stored(KvEvent.Stored s) {
+    /** The STORED event's JSON; null when it is left out (no slots, or slots outside the bank). */
+    private byte @Nullable [] stored(KvEvent.Stored s) {
         int[] slots = s.slots();
         if (slots == null) {
             metrics.unmapped.increment();
@@ -301,31 +316,25 @@ final class RankStream implements AutoCloseable {
                 return null;
             }
         }
-        Integer first = s.depth() != null
-                ? s.depth()
-                : s.parent() == null ? Integer.valueOf(0) : plusOne(positions.get(s.parent()));
+        Integer first;
+        if (s.depth() != null) {
+            first = s.depth();
+        } else if (s.parent() == null) {
+            first = 0;
+        } else {
+            int parentDepth = positions.get(s.parent());
+            first = parentDepth < 0 ? null : parentDepth + 1;
+        }
         if (positions.size() > 4 * source.capacityBlocks() + 1024) {
             positions.clear(); // bounded; the control plane places what the agent forgot
         }
-        List<InventoryBatch.Block> blocks = new ArrayList<>(slots.length);
-        for (int i = 0; i < slots.length; i++) {
-            long hash = s.hashes()[i];
-            Long parent = i == 0 ? s.parent() : Long.valueOf(s.hashes()[i - 1]);
-            Integer position = first == null ? null : first + i;
-            if (position != null) {
-                positions.put(hash, position);
+        if (first != null) {
+            long[] hashes = s.hashes();
+            for (int i = 0; i < hashes.length; i++) {
+                positions.put(hashes[i], first + i);
             }
-            blocks.add(new InventoryBatch.Block(
-                    Long.toUnsignedString(hash),
-                    parent == null ? null : Long.toUnsignedString(parent),
-                    position,
-                    slots[i]));
         }
-        return new InventoryBatch.Event("STORED", blocks, null);
-    }
-
-    private static @Nullable Integer plusOne(@Nullable Integer position) {
-        return position == null ? null : position + 1;
+        return json.stored(s.hashes(), s.parent(), first, slots);
     }
 
     private record Replayed(long seq, byte[] payload) {}
@@ -399,7 +408,8 @@ final class RankStream implements AutoCloseable {
         if (!(queue.peek() instanceof Events)) {
             return first;
         }
-        List<InventoryBatch.Event> events = new ArrayList<>(first.events());
+        List<byte[]> events = new ArrayList<>(MAX_EVENTS);
+        events.addAll(first.events());
         int items = first.items();
         Long completes = first.completes();
         while (queue.peek() instanceof Events next
@@ -425,11 +435,10 @@ final class RankStream implements AutoCloseable {
             send(new Events(e.events().subList(half, e.events().size()), e.items() / 2, e.completes()));
             return;
         }
-        InventoryBatch batch = new InventoryBatch(stream.rank(), nextEventId, e.events(), e.completes());
         while (running) {
             long started = System.nanoTime();
             try {
-                appliedThrough = feed.post(source.bankId(), batch);
+                appliedThrough = feed.post(source.bankId(), stream.rank(), nextEventId, e.events(), e.completes());
                 metrics.post.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
                 nextEventId += e.events().size();
                 metrics.forwarded.increment(e.events().size());
@@ -487,12 +496,19 @@ final class RankStream implements AutoCloseable {
         while (running) {
             try {
                 feed.streamBroke(source.bankId(), stream.rank(), report);
-                breakReported = true;
+                if (report.kind().lost()) {
+                    breakReported = true;
+                } else {
+                    metrics.gapsRecorded.increment();
+                }
                 return;
             } catch (InventoryFeed.FeedException failure) {
                 if (!failure.transientFailure()) {
-                    log.warn("bank " + source.bankId() + ": stream break refused: " + failure.getMessage());
-                    breakReported = true;
+                    log.warn("bank " + source.bankId() + ": stream break " + report.kind() + " refused: "
+                            + failure.getMessage());
+                    if (report.kind().lost()) {
+                        breakReported = true;
+                    }
                     return;
                 }
                 metrics.retries.increment();

@@ -1,10 +1,5 @@
 package io.kvreuse.agent.kvevents;
 
-import org.msgpack.value.ArrayValue;
-import org.msgpack.value.MapValue;
-import org.msgpack.value.Value;
-import org.msgpack.value.ValueFactory;
-
 /**
  * vLLM's KVEvents: {@code EventBatch{ts, events, data_parallel_rank}} as a positional array (older
  * releases) or a map (newer ones); each event tagged by {@code type}, either a map keyed by field
@@ -13,22 +8,34 @@ import org.msgpack.value.ValueFactory;
  */
 final class VllmKvEventsCodec extends KvEventCodec {
 
-    // declaration order of the positional encoding; index 0 is the tag
-    private static final String[] STORED = {
-        "type",
-        "block_hashes",
-        "parent_block_hash",
-        "token_ids",
-        "block_size",
-        "lora_id",
-        "medium",
-        "lora_name",
-        "extra_keys",
-        "group_idx",
-        "kv_cache_spec_kind"
+    // the fields read, by name (map events)
+    private static final int TYPE = 0;
+    private static final int BLOCK_HASHES = 1;
+    private static final int PARENT = 2;
+    private static final int MEDIUM = 3;
+    private static final int EXTRA_KEYS = 4;
+    private static final int SLOTS = 5;
+    private static final byte[][] NAMES = {
+        ascii("type"),
+        ascii("block_hashes"),
+        ascii("parent_block_hash"),
+        ascii("medium"),
+        ascii("extra_keys"),
+        ascii("slots")
     };
-    private static final String[] REMOVED = {"type", "block_hashes", "medium", "group_idx"};
-    private static final String[] CLEARED = {"type"};
+
+    // declaration order of the positional encoding; index 0 is the tag:
+    // BlockStored[type, block_hashes, parent_block_hash, token_ids, block_size, lora_id, medium,
+    //             lora_name, extra_keys, group_idx, kv_cache_spec_kind]
+    // BlockRemoved[type, block_hashes, medium, group_idx]; AllBlocksCleared[type]
+    private static final int STORED_MEDIUM_INDEX = 6;
+    private static final int STORED_EXTRA_KEYS_INDEX = 8;
+    private static final int REMOVED_MEDIUM_INDEX = 2;
+    private static final int POSITIONS_READ = 9;
+
+    private static final byte[] BLOCK_STORED = ascii("BlockStored");
+    private static final byte[] BLOCK_REMOVED = ascii("BlockRemoved");
+    private static final byte[] ALL_BLOCKS_CLEARED = ascii("AllBlocksCleared");
 
     @Override
     long firstSequence() {
@@ -36,72 +43,51 @@ final class VllmKvEventsCodec extends KvEventCodec {
     }
 
     @Override
-    KvEvent event(Value event) throws BadEvent {
-        Fields f = Fields.of(event);
-        String type = string(f.get("type", 0), "type");
-        return switch (type) {
-            case "BlockStored" -> {
-                f.declare(STORED);
-                long[] hashes = hashes(f.get("block_hashes"), "block_hashes");
-                yield new KvEvent.Stored(
-                        hashes,
-                        optionalHash(f.get("parent_block_hash"), "parent_block_hash"),
-                        null,
-                        slots(f.named("slots"), f.get("extra_keys"), hashes.length),
-                        medium(f.get("medium")));
+    KvEvent event(Msgpack in, int start) throws BadEvent {
+        int[] f;
+        boolean positional;
+        if (at(in, start).isMap()) {
+            f = fields(in, NAMES);
+            positional = false;
+        } else if (in.isArray()) {
+            int n = in.arrayHeader();
+            if (n == 0) {
+                throw new BadEvent("an event is a map or a tagged array, not ARRAY");
             }
-            case "BlockRemoved" -> {
-                f.declare(REMOVED);
-                yield new KvEvent.Removed(hashes(f.get("block_hashes"), "block_hashes"), medium(f.get("medium")));
+            int[] at = new int[POSITIONS_READ];
+            java.util.Arrays.fill(at, ABSENT);
+            for (int i = 0; i < Math.min(n, POSITIONS_READ); i++) {
+                at[i] = in.pos;
+                in.skip();
             }
-            case "AllBlocksCleared" -> {
-                f.declare(CLEARED);
-                yield new KvEvent.Cleared(medium(f.named("medium")));
-            }
-            default -> throw new BadEvent("unknown event type " + type);
-        };
-    }
-
-    /** An event's fields by name, whichever of the two encodings it arrived in. */
-    private static final class Fields {
-        private final MapValue map;
-        private final ArrayValue array;
-        private String[] order = {};
-
-        private Fields(MapValue map, ArrayValue array) {
-            this.map = map;
-            this.array = array;
+            positional = true;
+            f = at;
+        } else {
+            throw new BadEvent("an event is a map or a tagged array, not " + in.type());
         }
-
-        static Fields of(Value event) throws BadEvent {
-            if (event.isMapValue()) {
-                return new Fields(event.asMapValue(), ValueFactory.emptyArray());
-            }
-            if (event.isArrayValue() && event.asArrayValue().size() > 0) {
-                return new Fields(ValueFactory.emptyMap(), event.asArrayValue());
-            }
-            throw new BadEvent("an event is a map or a tagged array, not " + event.getValueType());
+        int type = positional ? f[0] : f[TYPE];
+        if (is(in, type, BLOCK_STORED)) {
+            int hashesAt = positional ? f[1] : f[BLOCK_HASHES];
+            long[] hashes = hashes(in, hashesAt, "block_hashes");
+            return new KvEvent.Stored(
+                    hashes,
+                    optionalHash(in, positional ? f[2] : f[PARENT], "parent_block_hash"),
+                    null,
+                    slots(
+                            in,
+                            positional ? ABSENT : f[SLOTS],
+                            positional ? f[STORED_EXTRA_KEYS_INDEX] : f[EXTRA_KEYS],
+                            hashes.length),
+                    medium(in, positional ? f[STORED_MEDIUM_INDEX] : f[MEDIUM]));
         }
-
-        void declare(String[] order) {
-            this.order = order;
+        if (is(in, type, BLOCK_REMOVED)) {
+            return new KvEvent.Removed(
+                    hashes(in, positional ? f[1] : f[BLOCK_HASHES], "block_hashes"),
+                    medium(in, positional ? f[REMOVED_MEDIUM_INDEX] : f[MEDIUM]));
         }
-
-        Value get(String name, int index) {
-            return array.size() > 0 ? (index < array.size() ? array.get(index) : ValueFactory.newNil()) : named(name);
+        if (is(in, type, ALL_BLOCKS_CLEARED)) {
+            return new KvEvent.Cleared(medium(in, positional ? ABSENT : f[MEDIUM]));
         }
-
-        Value get(String name) {
-            for (int i = 0; i < order.length; i++) {
-                if (order[i].equals(name)) {
-                    return get(name, i);
-                }
-            }
-            return named(name);
-        }
-
-        Value named(String name) {
-            return array.size() > 0 ? ValueFactory.newNil() : KvEventCodec.get(map, name);
-        }
+        throw new BadEvent("unknown event type " + string(in, type, "type"));
     }
 }

@@ -164,6 +164,80 @@ class KvEventBridgeIntegrationTests {
         assertThat(count("gaps.unrecovered")).isZero();
         assertThat(positions(bank)).containsExactly(0, 1, 2, 3, 4, 5);
         assertThat(part(bank, 0)).containsEntry("needsSnapshot", false);
+        // the filled gap is on record, reported before the replayed events were forwarded
+        assertThat(count("gaps.recorded")).isEqualTo(1);
+        assertThat(audit(bank)).filteredOn("EVENT_GAP_REPLAYED"::equals).hasSize(1);
+        assertThat(audit(bank)).doesNotContain("EVENT_GAP", "ENGINE_RESTART");
+        assertThat(view(bank)).containsEntry("state", "PUBLISHED");
+    }
+
+    @Test
+    void aRestartedAgentDoesNotAuditAReplayedGapAgain() throws Exception {
+        Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
+        KvEventBridge first = bridge();
+        settle();
+        TestPublisher p = bank.publishers().getFirst();
+        long[] chain = Fleet.chain(8);
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0], chain[1]), null, 0, "GPU")), 0));
+        p.withhold(vllmMapBatch(List.of(storedMap(u64(chain[2], chain[3]), chain[1], 2, "GPU")), 0));
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[4], chain[5]), chain[3], 4, "GPU")), 0));
+        await(() -> blocks(bank, 0) == 6, "the gap filled from the replay socket");
+        await(() -> audit(bank).contains("EVENT_GAP_REPLAYED"), "the filled gap on record");
+        first.close();
+        // published while no agent listens; the new agent catches up through the replay socket,
+        // whose history still holds the gap's sequences: it must not report that gap a second time
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[6]), chain[5], 6, "GPU")), 0));
+        bridge();
+        settle();
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[7]), chain[6], 7, "GPU")), 0));
+        await(() -> blocks(bank, 0) == 8, "everything applied once");
+        assertThat(audit(bank)).filteredOn("EVENT_GAP_REPLAYED"::equals).hasSize(1);
+        assertThat(audit(bank)).doesNotContain("EVENT_GAP", "ENGINE_RESTART");
+        assertThat(part(bank, 0)).containsEntry("appliedThroughEventId", 4).containsEntry("needsSnapshot", false);
+        assertThat(positions(bank)).containsExactly(0, 1, 2, 3, 4, 5, 6, 7);
+    }
+
+    @Test
+    void anAgentRestartedWhileItsRankAwaitsASnapshotWaitsForItAndResumesBehindIt() throws Exception {
+        Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
+        KvEventBridge first = bridge();
+        settle();
+        TestPublisher p = bank.publishers().getFirst();
+        long[] chain = Fleet.chain(5);
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0]), null, 0, "GPU")), 0));
+        await(() -> blocks(bank, 0) == 1, "the first block");
+        p.lose(2);
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[1]), chain[0], 1, "GPU")), 0));
+        await(() -> Boolean.TRUE.equals(part(bank, 0).get("needsSnapshot")), "the rank needs a snapshot");
+        first.close();
+
+        // the new agent learns from the control plane that the rank awaits its snapshot: it drops the
+        // rank's batches without reporting the break again
+        SimpleMeterRegistry before = registry;
+        registry = new SimpleMeterRegistry();
+        bridge();
+        settle();
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[2]), chain[1], 2, "GPU")), 0));
+        await(() -> count("awaiting.snapshot") == 1, "the batch dropped while the rank awaits its snapshot");
+        assertThat(blocks(bank, 0)).isEqualTo(1);
+        assertThat(audit(bank)).filteredOn("EVENT_GAP"::equals).hasSize(1);
+        assertThat(count("gaps.unrecovered")).isZero();
+        assertThat(before.counter("kvreuse.agent.kv.events.gaps.unrecovered").count())
+                .isEqualTo(1);
+
+        long resumeAt = p.nextSequence() - 1;
+        snapshot(
+                bank,
+                0,
+                List.of(block(chain[0], null, 0, 0), block(chain[1], chain[0], 1, 1), block(chain[2], chain[1], 2, 2)),
+                resumeAt);
+        await(() -> Boolean.FALSE.equals(part(bank, 0).get("needsSnapshot")), "snapshot applied");
+        Thread.sleep(600); // the bridge's next refresh resubscribes behind the snapshot's sequence
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[3], chain[4]), chain[2], 3, "GPU")), 0));
+        await(() -> blocks(bank, 0) == 5, "events after the snapshot applied");
+        assertThat(view(bank)).containsEntry("state", "PUBLISHED");
+        assertThat(audit(bank)).filteredOn("EVENT_GAP"::equals).hasSize(1);
+        assertThat(positions(bank)).containsExactly(0, 1, 2, 3, 4);
     }
 
     @Test

@@ -43,6 +43,10 @@ public final class KvEventsBenchmark {
 
     private KvEventsBenchmark() {}
 
+    static int blocksPerBatch() {
+        return BLOCKS_PER_BATCH;
+    }
+
     public static void main(String[] args) throws Exception {
         Path jar = Path.of(args.length > 0 ? args[0] : "app/target/kvreuse.jar");
         int[] lagRates = java.util.Arrays.stream((args.length > 1 ? args[1] : "50000").split(","))
@@ -50,6 +54,18 @@ public final class KvEventsBenchmark {
                 .toArray();
         int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 20;
         int lossSeconds = args.length > 3 ? Integer.parseInt(args[3]) : 60;
+        java.util.Set<String> phases =
+                java.util.Set.of(System.getProperty("kvreuse.bench.phases", "bridge,throughput,lag,loss")
+                        .split(","));
+        if (phases.contains("bridge")) {
+            // the agent's side alone first, while no control plane shares the machine
+            System.out.println("== bridge alone: " + 8 + " streams, unpaced for " + seconds + " s");
+            System.out.println(KvEventsBridgeBenchmark.run(8, seconds));
+        }
+        if (!phases.contains("throughput") && !phases.contains("lag") && !phases.contains("loss")) {
+            return;
+        }
+        boolean accounted = true;
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         try (ControlPlane cp = ControlPlane.start(jar, ControlPlane.tempHome(), java)) {
             KvReuseClient http = new KvReuseClient(cp.baseUrl);
@@ -81,16 +97,25 @@ public final class KvEventsBenchmark {
                 bridge.refresh();
                 bridge.start();
                 Thread.sleep(1000);
-                throughput(streams, registry, seconds);
-                for (int rate : lagRates) {
-                    drain(registry);
-                    lag(http, fleet, streams, registry, rate, seconds);
+                if (phases.contains("throughput")) {
+                    throughput(streams, registry, seconds);
                 }
-                drain(registry);
-                loss(http, streams, registry, lossSeconds);
+                if (phases.contains("lag")) {
+                    for (int rate : lagRates) {
+                        drain(registry);
+                        lag(http, fleet, streams, registry, rate, seconds);
+                    }
+                }
+                if (phases.contains("loss")) {
+                    drain(registry);
+                    accounted = loss(http, streams, registry, lossSeconds);
+                }
             } finally {
                 streams.forEach(Stream::close);
             }
+        }
+        if (!accounted) {
+            System.exit(3);
         }
     }
 
@@ -261,13 +286,15 @@ public final class KvEventsBenchmark {
      * after each break the rank is snapshotted and the stream resumes. Every published batch must be
      * applied or dropped-and-counted while its rank awaited a snapshot.
      */
-    private static void loss(KvReuseClient http, List<Stream> streams, SimpleMeterRegistry registry, int seconds)
+    /** The loss run; false (after saying so loudly) when an event is unaccounted for. */
+    private static boolean loss(KvReuseClient http, List<Stream> streams, SimpleMeterRegistry registry, int seconds)
             throws Exception {
         System.out.println("== loss accounting: " + seconds + " s, random withheld batches, lost sequences, restarts");
         double forwarded0 = count(registry, "forwarded");
         double dropped0 = count(registry, "awaiting.snapshot");
         double breaks0 = count(registry, "gaps.unrecovered") + count(registry, "restarts");
         double replayed0 = count(registry, "replayed");
+        double recorded0 = count(registry, "gaps.recorded");
         SplittableRandom random = new SplittableRandom(5);
         long published = 0;
         long withheld = 0;
@@ -276,7 +303,15 @@ public final class KvEventsBenchmark {
         long snapshots = 0;
         long end = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
         long nextCheck = 0;
+        long nextProgress = System.nanoTime() + 60_000_000_000L;
         while (System.nanoTime() < end) {
+            if (System.nanoTime() > nextProgress) {
+                System.out.printf(
+                        "loss: %d s left, published %d engine batches so far (%d withheld, %d lost-sequence gaps, %d"
+                                + " restarts)%n",
+                        (end - System.nanoTime()) / 1_000_000_000L, published, withheld, lost, restarts);
+                nextProgress += 60_000_000_000L;
+            }
             Stream s = streams.get(random.nextInt(streams.size()));
             if (s.pausedUntil > System.nanoTime()) {
                 LockSupport.parkNanos(1_000_000);
@@ -315,9 +350,13 @@ public final class KvEventsBenchmark {
             for (Stream t : streams) {
                 snapshots += t.snapshotIfBroken(http);
             }
+            // a withheld batch the replay did not return (it timed out, or lost sequences behind it
+            // made the gap unrecoverable) is never applied: its rank's break is on record instead
+            double unreplayed = withheld - (count(registry, "replayed") - replayed0);
             double accounted = (count(registry, "forwarded") - forwarded0) / EVENTS_PER_BATCH
                     + count(registry, "awaiting.snapshot")
-                    - dropped0;
+                    - dropped0
+                    + unreplayed;
             if (accounted >= published) {
                 break;
             }
@@ -325,25 +364,53 @@ public final class KvEventsBenchmark {
         }
         double applied = (count(registry, "forwarded") - forwarded0) / EVENTS_PER_BATCH;
         double dropped = count(registry, "awaiting.snapshot") - dropped0;
+        long unreplayed = Math.round(withheld - (count(registry, "replayed") - replayed0));
+        long covered = 0;
+        long pending = 0;
+        for (Stream t : streams) {
+            covered += t.withheldBeforeSnapshots;
+            pending += t.withheldSinceSnapshot;
+        }
         System.out.printf(
                 "loss: published %d engine batches (%d first withheld), %d lost-sequence gaps, %d publisher restarts; "
-                        + "applied %.0f + dropped while awaiting a snapshot %.0f = %.0f (unaccounted %.0f); "
-                        + "replayed %.0f, stream breaks reported %.0f, snapshots sent %d%n",
+                        + "applied %.0f + dropped while awaiting a snapshot %.0f + withheld, not replayed, inside a"
+                        + " reported gap and snapshotted %d = %.0f (unaccounted %.0f); "
+                        + "replayed %.0f (filled gaps reported for the audit trail %.0f), stream breaks reported %.0f,"
+                        + " snapshots sent %d%n",
                 published,
                 withheld,
                 lost,
                 restarts,
                 applied,
                 dropped,
-                applied + dropped,
-                published - applied - dropped,
+                unreplayed,
+                applied + dropped + unreplayed,
+                published - applied - dropped - unreplayed,
                 count(registry, "replayed") - replayed0,
+                count(registry, "gaps.recorded") - recorded0,
                 count(registry, "gaps.unrecovered") + count(registry, "restarts") - breaks0,
                 snapshots);
+        long unaccounted = Math.round(published - applied - dropped - unreplayed);
+        String failure = null;
+        if (unaccounted > 0) {
+            failure = unaccounted + " engine batches published but neither applied nor dropped after a recorded break";
+        } else if (unaccounted < 0) {
+            failure = -unaccounted + " engine batches more applied or dropped than published (applied twice?)";
+        } else if (unreplayed > covered) {
+            // an unreplayed withheld batch is accounted for only when its rank was snapshotted after it
+            failure = (unreplayed - covered) + " withheld batches were never replayed on a stream that was not"
+                    + " snapshotted after them (" + pending + " withheld since the last snapshots)";
+        }
+        if (failure != null) {
+            System.out.println("LOSS ACCOUNTING FAILED: " + failure);
+            return false;
+        }
+        System.out.println("loss: accounting holds (published = applied + reported-as-gap-then-snapshotted)");
+        return true;
     }
 
     /** One rank's engine publisher: PUB + ROUTER replay, vLLM EventBatch maps with slots. */
-    private static final class Stream {
+    static final class Stream {
         final RestBenchmark.Fleet.Donor donor;
         final int rank;
         final int capacity;
@@ -358,10 +425,16 @@ public final class KvEventsBenchmark {
         private int slot = PROBE_SLOTS;
         /** After a snapshot, the stream publishes again once the bridge resubscribed. */
         volatile long pausedUntil;
+        /** Batches withheld since this rank's last snapshot, and those before one (covered by it). */
+        volatile long withheldSinceSnapshot;
+
+        volatile long withheldBeforeSnapshots;
+
         /** A withheld batch the next live one will make the subscriber replay. */
         volatile boolean withheldPending;
 
         private final SplittableRandom random;
+        private final List<byte[]> prebuilt = new ArrayList<>();
 
         Stream(RestBenchmark.Fleet.Donor donor, int rank, int capacity) {
             this.donor = donor;
@@ -383,9 +456,20 @@ public final class KvEventsBenchmark {
             withheldPending = false;
         }
 
+        /** One of a few load batches built beforehand, so publishing costs the benchmark little. */
+        synchronized void publishPrebuilt() {
+            if (prebuilt.isEmpty()) {
+                for (int i = 0; i < 64; i++) {
+                    prebuilt.add(load());
+                }
+            }
+            send(next++, prebuilt.get((int) (next % prebuilt.size())));
+        }
+
         synchronized void withholdLoad() {
             history.put(next++, load());
             withheldPending = true;
+            withheldSinceSnapshot++;
         }
 
         synchronized void lose(int n) {
@@ -448,6 +532,10 @@ public final class KvEventsBenchmark {
                             Math.max(0, seq)),
                     200);
             pausedUntil = System.nanoTime() + 2_000_000_000L;
+            synchronized (this) {
+                withheldBeforeSnapshots += withheldSinceSnapshot;
+                withheldSinceSnapshot = 0;
+            }
             return 1;
         }
 
