@@ -68,6 +68,7 @@ class BankWrites {
         Integer[] positions = new Integer[n];
         Integer[] slots = new Integer[n];
         String[] lineages = new String[n];
+        boolean anyLineage = false;
         int i = 0;
         for (InventoryBlock b : effect.stored.values()) {
             hashes[i] = b.seqHash();
@@ -75,6 +76,7 @@ class BankWrites {
             positions[i] = b.position();
             slots[i] = b.slot();
             lineages[i] = b.mmLineage();
+            anyLineage |= b.mmLineage() != null;
             i++;
         }
         Long[] removed = effect.removed.toArray(Long[]::new);
@@ -86,7 +88,9 @@ class BankWrites {
                 .bind("parents", parents)
                 .bind("positions", positions)
                 .bind("slots", slots)
-                .bind("lineages", lineages)
+                // text-only blocks (the usual case): a NULL array, which unnest pads with NULLs,
+                // instead of 1,024 NULLs to format and parse
+                .bind("lineages", io.kvreuse.store.Sql.orNull(anyLineage ? lineages : null, String[].class))
                 .bind("removed", removed)
                 .bind("last", part.lastEventId())
                 .bind("clears", part.nativeClears())
