@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.jspecify.annotations.Nullable;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Flux;
@@ -92,6 +91,41 @@ class BankStore {
                 bankId);
     }
 
+    /**
+     * A rank's stream position as its bank's row lock found it; {@code exists} false when the bank
+     * has no part of that rank.
+     */
+    record RankStream(boolean exists, long lastEventId, boolean needsSnapshot, boolean started) {}
+
+    /**
+     * As {@link #bankForInventory(UUID)}, with the rank's stream position read in the same statement
+     * and the transaction's {@code statement_timeout} set to {@code boundMillis} once the lock is
+     * held (the statement itself runs under the caller's longer lock-wait bound): one round trip
+     * where a batch needed two.
+     */
+    Mono<Map.Entry<BankRow, RankStream>> bankForInventory(UUID bankId, int rank, long boundMillis) {
+        return db.sql(BANK_ROW + """
+                        , p.rank IS NOT NULL AS part_exists, p.last_event_id, p.needs_snapshot, p.events_started,
+                          set_config('statement_timeout', :bound, TRUE) AS bound
+                        FROM (SELECT * FROM retained_bank WHERE bank_id = :id FOR NO KEY UPDATE) b
+                        """ + BANK_OWNER + "LEFT JOIN bank_part p ON p.bank_id = b.bank_id AND p.rank = :r")
+                .bind("id", bankId)
+                .bind("r", rank)
+                .bind("bound", Long.toString(boundMillis))
+                .map((row, meta) -> {
+                    boolean exists = Boolean.TRUE.equals(row.get("part_exists", Boolean.class));
+                    RankStream stream = exists
+                            ? new RankStream(
+                                    true,
+                                    row.get("last_event_id", Long.class),
+                                    Boolean.TRUE.equals(row.get("needs_snapshot", Boolean.class)),
+                                    Boolean.TRUE.equals(row.get("events_started", Boolean.class)))
+                            : new RankStream(false, 0, false, false);
+                    return Map.entry(bankRow(row), stream);
+                })
+                .one();
+    }
+
     /** The columns of a {@link BankRow}, over a bank {@code b}. */
     private static final String BANK_ROW = """
             SELECT b.bank_id, b.incarnation_id, b.capacity_blocks, b.bank_epoch, b.state, b.rank_disagreement,
@@ -102,19 +136,21 @@ class BankStore {
     private static final String BANK_OWNER = "JOIN engine_incarnation i ON i.incarnation_id = b.incarnation_id ";
 
     private Mono<BankRow> bankRow(DatabaseClient.GenericExecuteSpec query, UUID bankId) {
-        return query.bind("id", bankId)
-                .map((row, meta) -> new BankRow(
-                        row.get("bank_id", UUID.class),
-                        row.get("incarnation_id", UUID.class),
-                        row.get("capacity_blocks", Integer.class),
-                        row.get("bank_epoch", Long.class),
-                        BankState.valueOf(row.get("state", String.class)),
-                        Boolean.TRUE.equals(row.get("rank_disagreement", Boolean.class)),
-                        row.get("owner_subject", String.class),
-                        row.get("owner_state", String.class),
-                        row.get("tp", Long.class).intValue(),
-                        row.get("host_id", String.class)))
-                .one();
+        return query.bind("id", bankId).map((row, meta) -> bankRow(row)).one();
+    }
+
+    private static BankRow bankRow(Readable row) {
+        return new BankRow(
+                row.get("bank_id", UUID.class),
+                row.get("incarnation_id", UUID.class),
+                row.get("capacity_blocks", Integer.class),
+                row.get("bank_epoch", Long.class),
+                BankState.valueOf(row.get("state", String.class)),
+                Boolean.TRUE.equals(row.get("rank_disagreement", Boolean.class)),
+                row.get("owner_subject", String.class),
+                row.get("owner_state", String.class),
+                row.get("tp", Long.class).intValue(),
+                row.get("host_id", String.class));
     }
 
     /** Recomputes the bank's publication after a change and records the transition. */
@@ -259,27 +295,18 @@ class BankStore {
     record Agreement(InventoryBlock stored, int ranks, boolean agrees) {}
 
     /**
-     * Index ops collected through one transaction: those a statement rendered as a JSON array
-     * itself (a batch's STORE and REMOVE ops, in the change feed's format), then those added one by one.
+     * Index ops collected through one transaction, one by one, for its feed entry (a batch's STORE
+     * and REMOVE ops are appended to the feed by {@link BankWrites#applyEvents} itself, before these).
      */
     static final class ChangeSet {
         private final List<IndexOp> ops = new ArrayList<>();
-        private @Nullable String rendered;
 
         void add(IndexOp op) {
             ops.add(op);
         }
 
-        /** Ops a statement wrote as a JSON array of {@link IndexOp}s; they come before every added op. */
-        void addRendered(String jsonArray) {
-            if (!ops.isEmpty() || rendered != null) {
-                throw new IllegalStateException("rendered ops come first and once");
-            }
-            rendered = jsonArray;
-        }
-
         boolean isEmpty() {
-            return ops.isEmpty() && rendered == null;
+            return ops.isEmpty();
         }
 
         List<IndexOp> ops() {
@@ -288,14 +315,7 @@ class BankStore {
 
         /** Every op as the change feed's JSON array. */
         String json(JsonMapper mapper) {
-            if (rendered == null) {
-                return mapper.writeValueAsString(ops);
-            }
-            if (ops.isEmpty()) {
-                return rendered;
-            }
-            String added = mapper.writeValueAsString(ops);
-            return rendered.substring(0, rendered.lastIndexOf(']')) + "," + added.substring(1);
+            return mapper.writeValueAsString(ops);
         }
     }
 }

@@ -3,6 +3,7 @@ package io.kvreuse.bank;
 import io.kvreuse.bank.BankStore.ChangeSet;
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.ProblemType;
+import io.kvreuse.store.PgNotifications;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
@@ -54,8 +55,10 @@ class BankWrites {
      * Applies the net effect of an event batch in one statement: removes what it removes or
      * overwrites (refusing to touch a pinned block, then writing nothing), stores the rest, moves the
      * rank's event position, and computes rank agreement over the touched hashes from the other ranks'
-     * rows and the rows just written. The STORE and REMOVE ops come back rendered in the change feed's
-     * format and are added to {@code changes}; so do the inputs of the bank's publication.
+     * rows and the rows just written. The STORE and REMOVE ops it yields are appended to the bank's
+     * change feed by the same statement, with the NOTIFY that wakes the replicas: they are rendered,
+     * stored and announced inside PostgreSQL and never travel to the control plane and back. Ops the
+     * transaction adds later ({@code changes}, e.g. a publication) follow as the next feed entry.
      */
     Mono<Written> applyEvents(
             UUID bankId, int rank, int tp, BatchEffect effect, StreamPosition part, ChangeSet changes) {
@@ -65,6 +68,7 @@ class BankWrites {
         Integer[] positions = new Integer[n];
         Integer[] slots = new Integer[n];
         String[] lineages = new String[n];
+        boolean anyLineage = false;
         int i = 0;
         for (InventoryBlock b : effect.stored.values()) {
             hashes[i] = b.seqHash();
@@ -72,6 +76,7 @@ class BankWrites {
             positions[i] = b.position();
             slots[i] = b.slot();
             lineages[i] = b.mmLineage();
+            anyLineage |= b.mmLineage() != null;
             i++;
         }
         Long[] removed = effect.removed.toArray(Long[]::new);
@@ -83,21 +88,21 @@ class BankWrites {
                 .bind("parents", parents)
                 .bind("positions", positions)
                 .bind("slots", slots)
-                .bind("lineages", lineages)
+                // text-only blocks (the usual case): a NULL array, which unnest pads with NULLs,
+                // instead of 1,024 NULLs to format and parse
+                .bind("lineages", io.kvreuse.store.Sql.orNull(anyLineage ? lineages : null, String[].class))
                 .bind("removed", removed)
                 .bind("last", part.lastEventId())
                 .bind("clears", part.nativeClears())
                 .bind("seq", io.kvreuse.store.Sql.orNull(part.sourceSequence(), Long.class))
+                .bind("channel", PgNotifications.INVENTORY)
+                .bind("payload", bankId + ":")
                 .map((row, meta) -> {
                     Long pinned = row.get("pinned", Long.class);
                     if (pinned != null) {
                         throw BankExceptions.pinned(pinned);
                     }
                     boolean disagrees = Boolean.TRUE.equals(row.get("disagrees", Boolean.class));
-                    String ops = row.get("ops", String.class);
-                    if (ops != null) {
-                        changes.addRendered(ops);
-                    }
                     return new Written(disagrees, BankStore.publication(row, disagrees));
                 })
                 .one();
@@ -111,7 +116,9 @@ class BankWrites {
 
     // The DELETE runs to its end before the first row is inserted: the insert is gated on `refused`,
     // which reads every deleted row. Every part of the statement reads the rows as they stood before
-    // it, so agreement counts the other ranks' rows plus this rank's new ones from `input`.
+    // it, so agreement counts the other ranks' rows plus this rank's new ones from `input`. The feed
+    // entry takes the bank's next feed sequence number under the bank's row lock the caller holds; a
+    // batch that yields no op writes none. A refused batch writes nothing (and rolls back anyway).
     private static final String EVENTS = """
             WITH input AS (
                 SELECT * FROM unnest(:hashes::bigint[], :parents::bigint[], :positions::int[], :slots::int[],
@@ -153,10 +160,19 @@ class BankWrites {
                 SELECT 2, json_build_array('REMOVE', g.seq_hash, NULL, 0, 0, NULL, 0)
                 FROM gone g LEFT JOIN agreement a ON a.seq_hash = g.seq_hash
                 WHERE a.seq_hash IS NULL OR a.n <> :tp OR NOT a.agrees
+            ), feed AS (
+                SELECT json_agg(op ORDER BY ord) AS ops FROM ops
+            ), next AS (
+                UPDATE retained_bank SET feed_seq = feed_seq + 1
+                WHERE bank_id = :id AND (SELECT ops FROM feed) IS NOT NULL AND (SELECT pinned FROM refused) IS NULL
+                RETURNING feed_seq
+            ), appended AS (
+                INSERT INTO inventory_change (bank_id, seq, ops) SELECT :id, feed_seq, (SELECT ops FROM feed) FROM next
+                RETURNING seq
             )
             SELECT (SELECT pinned FROM refused) AS pinned,
                    EXISTS (SELECT 1 FROM agreement WHERE n > 1 AND NOT agrees) AS disagrees,
-                   (SELECT json_agg(op ORDER BY ord) FROM ops)::text AS ops,
+                   (SELECT pg_notify(:channel, :payload || seq::text) FROM appended) AS notified,
                    b.state, b.unpublished_reason, b.rank_disagreement, o.state AS owner_state,
                    (SELECT bool_and(p.ready) FROM bank_part p WHERE p.bank_id = :id) AS all_ready,
                    (SELECT bool_or(p.needs_snapshot) FROM bank_part p WHERE p.bank_id = :id) AS any_gap

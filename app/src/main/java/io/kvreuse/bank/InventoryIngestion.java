@@ -265,26 +265,21 @@ class InventoryIngestion {
         return db.sql("SET LOCAL statement_timeout = "
                         + storeTimeout.multipliedBy(LOCK_WAIT).toMillis())
                 .then()
-                .then(store.bankForInventory(bankId))
-                .filter(b -> b.feedableBy(caller))
+                .then(store.bankForInventory(bankId, rank, storeTimeout.toMillis()))
+                .filter(found -> found.getKey().feedableBy(caller))
                 .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchBank(bankId)))
-                .flatMap(bank -> bank.state() == BankState.DROPPED
-                        ? Mono.error(BankExceptions.dropped(bankId))
-                        : db.sql("""
-                                        SELECT last_event_id, needs_snapshot, events_started,
-                                               set_config('statement_timeout', :bound, TRUE) AS bound
-                                        FROM bank_part WHERE bank_id = :b AND rank = :r
-                                        """)
-                                .bind("bound", Long.toString(storeTimeout.toMillis()))
-                                .bind("b", bankId)
-                                .bind("r", rank)
-                                .map((row, meta) -> new Part(
-                                        row.get("last_event_id", Long.class),
-                                        Boolean.TRUE.equals(row.get("needs_snapshot", Boolean.class)),
-                                        Boolean.TRUE.equals(row.get("events_started", Boolean.class))))
-                                .one()
-                                .switchIfEmpty(Mono.error(() -> BankExceptions.noSuchPart(bankId, rank)))
-                                .map(part -> new Locked(bank, part)));
+                .flatMap(found -> {
+                    BankStore.BankRow bank = found.getKey();
+                    BankStore.RankStream stream = found.getValue();
+                    if (bank.state() == BankState.DROPPED) {
+                        return Mono.error(BankExceptions.dropped(bankId));
+                    }
+                    if (!stream.exists()) {
+                        return Mono.error(BankExceptions.noSuchPart(bankId, rank));
+                    }
+                    return Mono.just(
+                            new Locked(bank, new Part(stream.lastEventId(), stream.needsSnapshot(), stream.started())));
+                });
     }
 
     private void count(BatchEffect effect) {
