@@ -14,8 +14,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
@@ -138,32 +141,38 @@ public class EngineCommands {
      * Acknowledges many commands of one incarnation in order, as if each were sent alone, in one
      * transaction shared with concurrent requests' reports: an item's problem is answered in its
      * place and does not stop the rest; a stale {@code fencingEpoch} refuses the whole batch (409).
-     * The commands' leases are looked up first (a command never changes lease or incarnation; another
-     * incarnation's is unknown here), then locked with the blocks acknowledged PINs need.
+     * The commands' leases are found and locked by the group's lock statement (a command never
+     * changes lease or incarnation; another incarnation's is unknown here), with the blocks
+     * acknowledged PINs need.
      */
     public Mono<List<ItemResult<EngineCommand.Ack>>> acks(
             UUID incarnationId, long epoch, List<LeaseRequests.AckEntry> items, ApiPrincipal principal) {
+        List<UUID> commandIds =
+                items.stream().map(LeaseRequests.AckEntry::commandId).distinct().toList();
         return parties.incarnation(incarnationId, epoch, principal)
-                .then(Mono.defer(() -> leasesOf(incarnationId, items)))
-                .flatMap(byCommand -> groups.submit(
-                        byCommand.values(),
-                        leases -> pins.lock(wanted(items, byCommand, leases))
-                                .map(hits -> grouped(incarnationId, items, byCommand, hits, principal.actor()))))
+                .then(Mono.defer(() -> groups.submitForCommands(incarnationId, commandIds, leases -> {
+                    Map<UUID, UUID> byCommand = leasesOf(incarnationId, commandIds, leases);
+                    return pins.lock(wanted(items, byCommand, leases))
+                            .map(hits -> grouped(incarnationId, items, byCommand, hits, principal.actor()));
+                })))
                 .map(results -> IntStream.range(0, items.size())
                         .mapToObj(i -> answer(results.get(i), items.get(i).commandId()))
                         .toList());
     }
 
-    private Mono<Map<UUID, UUID>> leasesOf(UUID incarnationId, List<LeaseRequests.AckEntry> items) {
-        List<UUID> ids =
-                items.stream().map(LeaseRequests.AckEntry::commandId).distinct().toList();
-        return db.sql("SELECT command_id, lease_id FROM engine_command"
-                        + " WHERE command_id = ANY(CAST(:ids AS UUID[])) AND incarnation_id = :inc")
-                .bind("ids", LeaseAggregates.ids(ids))
-                .bind("inc", incarnationId)
-                .map((r, m) -> Map.entry(r.get("command_id", UUID.class), r.get("lease_id", UUID.class)))
-                .all()
-                .collectMap(Map.Entry::getKey, Map.Entry::getValue);
+    /** The lease of each of the incarnation's commands among {@code commandIds}, from the locked leases. */
+    private static Map<UUID, UUID> leasesOf(
+            UUID incarnationId, List<UUID> commandIds, Map<UUID, LeaseAggregate> leases) {
+        Set<UUID> wanted = new HashSet<>(commandIds);
+        Map<UUID, UUID> byCommand = new HashMap<>();
+        for (LeaseAggregate lease : leases.values()) {
+            for (Command c : lease.commands()) {
+                if (c.incarnationId().equals(incarnationId) && wanted.contains(c.commandId())) {
+                    byCommand.put(c.commandId(), lease.row().leaseId());
+                }
+            }
+        }
+        return byCommand;
     }
 
     /** The blocks each acknowledged PIN needs at their slots, numbered by item. */

@@ -95,9 +95,22 @@ record LeaseAggregate(
 
     /**
      * The parties now: the donor's, target's and bank's current epochs, whether the bank was
-     * dropped, and the bytes one rank's part of the transfer moves.
+     * dropped, the bytes one rank's part of the transfer moves, and the subjects owning the donor
+     * and the target (what {@link PartyChecks} checks a reporter against; the decider needs none).
      */
-    record Parties(long donorEpoch, long targetEpoch, long bankEpoch, boolean bankDropped, long partBytes) {}
+    record Parties(
+            long donorEpoch,
+            long targetEpoch,
+            long bankEpoch,
+            boolean bankDropped,
+            long partBytes,
+            @Nullable String donorOwner,
+            @Nullable String targetOwner) {
+
+        Parties(long donorEpoch, long targetEpoch, long bankEpoch, boolean bankDropped, long partBytes) {
+            this(donorEpoch, targetEpoch, bankEpoch, bankDropped, partBytes, null, null);
+        }
+    }
 
     /** Whether the donor and the target are still at the epochs the lease was made under. */
     boolean partiesCurrent() {

@@ -69,7 +69,7 @@ class LeaseReports {
                     .mapToObj(i -> grouped(
                             ids.get(i),
                             p,
-                            row -> row.targetId().equals(targetId)
+                            lease -> lease.row().targetId().equals(targetId)
                                     ? Mono.just(reports.apply(i))
                                     : Mono.error(LeaseProblems.noSuchLease(ids.get(i)))))
                     .toList();
@@ -92,9 +92,9 @@ class LeaseReports {
         }));
     }
 
-    private static ReportGroups.Grouped grouped(UUID id, ApiPrincipal p, Function<LeaseRow, Mono<LeaseReport>> report) {
-        return new ReportGroups.Grouped(
-                id, p.actor(), lease -> report.apply(lease.row()), () -> LeaseProblems.noSuchLease(id));
+    private static ReportGroups.Grouped grouped(
+            UUID id, ApiPrincipal p, Function<LeaseAggregate, Mono<LeaseReport>> report) {
+        return new ReportGroups.Grouped(id, p.actor(), report, () -> LeaseProblems.noSuchLease(id));
     }
 
     private static LeaseReport destination(
@@ -114,8 +114,8 @@ class LeaseReports {
         return single(
                         id,
                         p,
-                        row -> parties.engineSide(row, false, p, req.fencingEpoch())
-                                .then(regions.registry(row.targetId()))
+                        lease -> parties.engineSide(lease, false, p, req.fencingEpoch())
+                                .then(regions.registry(lease.row().targetId()))
                                 .map(r -> destination(req.ranks(), r)))
                 .onErrorMap(DataIntegrityViolationException.class, e -> LeaseProblems.destinationOverlap(id));
     }
@@ -124,7 +124,7 @@ class LeaseReports {
         return single(
                 id,
                 p,
-                row -> parties.engineSide(row, false, p, req.fencingEpoch())
+                lease -> parties.engineSide(lease, false, p, req.fencingEpoch())
                         .thenReturn(new LeaseReport.Commit(req.committedBlocks())));
     }
 
@@ -136,7 +136,8 @@ class LeaseReports {
         return single(
                 id,
                 p,
-                row -> parties.engineSide(row, false, p, req.fencingEpoch()).thenReturn(new LeaseReport.Abort(reason)));
+                lease -> parties.engineSide(lease, false, p, req.fencingEpoch())
+                        .thenReturn(new LeaseReport.Abort(reason)));
     }
 
     /**
@@ -153,7 +154,7 @@ class LeaseReports {
         return single(
                 id,
                 p,
-                row -> parties.quiescenceWitness(row, source, p, req.fencingEpoch())
+                lease -> parties.quiescenceWitness(lease, source, p, req.fencingEpoch())
                         .thenReturn(new LeaseReport.Quiesced(source, witness, req.evidence())));
     }
 
@@ -162,7 +163,7 @@ class LeaseReports {
      * nothing; a problem that comes with changes is answered once they committed; otherwise the
      * lease is answered as the decision left it, which is what the transaction wrote.
      */
-    private Mono<LeaseView> single(UUID id, ApiPrincipal p, Function<LeaseRow, Mono<LeaseReport>> report) {
+    private Mono<LeaseView> single(UUID id, ApiPrincipal p, Function<LeaseAggregate, Mono<LeaseReport>> report) {
         return groups.submit(List.of(grouped(id, p, report)))
                 .map(results -> ReportGroups.answer(results.getFirst(), d -> LeaseView.of(d.after()))
                         .orThrow());

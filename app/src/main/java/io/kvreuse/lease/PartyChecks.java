@@ -45,47 +45,33 @@ class PartyChecks {
                 .flatMap(inc -> checkEpoch("incarnation " + id, epoch, inc.fencingEpoch()));
     }
 
-    /** An incarnation's current fencing state: what reports are checked against. */
-    private record Party(UUID id, long epoch, String owner) {}
-
-    private Mono<Party> party(UUID incarnationId) {
-        return db.sql("SELECT fencing_epoch, owner_subject FROM engine_incarnation WHERE incarnation_id = :id")
-                .bind("id", incarnationId)
-                .map((r, m) -> new Party(
-                        incarnationId, r.get("fencing_epoch", Long.class), r.get("owner_subject", String.class)))
-                .one();
-    }
-
-    /** Whether the principal may report for the donor ({@code source}) or the target at this epoch. */
-    Mono<Void> engineSide(LeaseRow lease, boolean source, ApiPrincipal p, @Nullable Long epoch) {
-        return party(source ? lease.donorId() : lease.targetId()).flatMap(party -> {
-            if (p.role() == Role.OPERATOR) {
-                return Mono.empty();
-            }
-            if (p.role() != Role.ENGINE || !party.owner().equals(p.subject())) {
-                return otherSide(lease, source, p)
-                        .flatMap(owns -> Mono.error(
-                                owns
-                                        ? LeaseProblems.notAParty(lease.leaseId(), p.role())
-                                        : LeaseProblems.noSuchLease(lease.leaseId())));
-            }
-            return checkEpoch("incarnation " + party.id(), epoch, party.epoch());
-        });
-    }
-
-    private Mono<Boolean> otherSide(LeaseRow lease, boolean source, ApiPrincipal p) {
-        if (p.role() != Role.ENGINE) {
-            return Mono.just(p.role() == Role.AGENT);
+    /**
+     * Whether the principal may report for the donor ({@code source}) or the target at this epoch,
+     * checked against the parties as the lease's aggregate read them.
+     */
+    Mono<Void> engineSide(LeaseAggregate lease, boolean source, ApiPrincipal p, @Nullable Long epoch) {
+        LeaseAggregate.Parties now = lease.parties();
+        String owner = source ? now.donorOwner() : now.targetOwner();
+        if (p.role() == Role.OPERATOR) {
+            return Mono.empty();
         }
-        return party(source ? lease.targetId() : lease.donorId())
-                .map(o -> o.owner().equals(p.subject()));
+        UUID leaseId = lease.row().leaseId();
+        if (p.role() != Role.ENGINE || !p.subject().equals(owner)) {
+            boolean ownsOther = p.role() == Role.AGENT
+                    || (p.role() == Role.ENGINE && p.subject().equals(source ? now.targetOwner() : now.donorOwner()));
+            return Mono.error(
+                    ownsOther ? LeaseProblems.notAParty(leaseId, p.role()) : LeaseProblems.noSuchLease(leaseId));
+        }
+        UUID side = source ? lease.row().donorId() : lease.row().targetId();
+        return checkEpoch("incarnation " + side, epoch, source ? now.donorEpoch() : now.targetEpoch());
     }
 
     /** Whether the principal may attest quiescence of one side: its engine, a participating agent, or an operator. */
-    Mono<Void> quiescenceWitness(LeaseRow lease, boolean source, ApiPrincipal p, @Nullable Long epoch) {
+    Mono<Void> quiescenceWitness(LeaseAggregate aggregate, boolean source, ApiPrincipal p, @Nullable Long epoch) {
+        LeaseRow lease = aggregate.row();
         return switch (p.role()) {
             case OPERATOR -> Mono.empty();
-            case ENGINE -> engineSide(lease, source, p, epoch);
+            case ENGINE -> engineSide(aggregate, source, p, epoch);
             case AGENT ->
                 db.sql(AGENT)
                         .bind("owner", p.subject())

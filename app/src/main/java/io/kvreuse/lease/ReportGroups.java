@@ -62,26 +62,41 @@ class ReportGroups {
             Function<LeaseAggregate, Mono<LeaseReport>> report,
             Supplier<KvReuseException> unknown) {}
 
-    /** One request: its leases, and its reports built on them once they are locked. */
+    /**
+     * One request: its leases (by id, and by the ids of their commands, mapped to the incarnation
+     * each must belong to), and its reports built on them once they are locked.
+     */
     private record Request(
-            Collection<UUID> leaseIds, Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {}
+            Collection<UUID> leaseIds,
+            List<Map.Entry<UUID, UUID>> commands,
+            Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {}
 
     /** One request's reports, decided in the next group; per report, its decision or problem. */
     Mono<List<ItemResult<LeaseDecision>>> submit(List<Grouped> reports) {
-        return submit(ids(reports), locked -> Mono.just(reports));
+        return groups.submit(new Request(ids(reports), List.of(), locked -> Mono.just(reports)));
     }
 
-    /** As {@link #submit(List)}, with the reports built on the locked leases (of {@code leaseIds}). */
-    Mono<List<ItemResult<LeaseDecision>>> submit(
-            Collection<UUID> leaseIds, Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {
-        return groups.submit(new Request(leaseIds, reports));
+    /**
+     * As {@link #submit(List)}, with the reports built on the locked leases of the commands {@code
+     * commandIds} of incarnation {@code incarnationId} (found by the lock statement itself).
+     */
+    Mono<List<ItemResult<LeaseDecision>>> submitForCommands(
+            UUID incarnationId,
+            Collection<UUID> commandIds,
+            Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {
+        List<Map.Entry<UUID, UUID>> commands =
+                commandIds.stream().map(c -> Map.entry(c, incarnationId)).toList();
+        return groups.submit(new Request(List.of(), commands, reports));
     }
 
     private Mono<List<List<ItemResult<LeaseDecision>>>> run(List<Request> requests) {
         List<UUID> ids = requests.stream().flatMap(r -> r.leaseIds().stream()).toList();
+        List<Map.Entry<UUID, UUID>> commands =
+                requests.stream().flatMap(r -> r.commands().stream()).toList();
         List<Integer> sizes = new ArrayList<>();
         return written(
                         ids,
+                        commands,
                         locked -> Flux.fromIterable(requests)
                                 .concatMap(r -> r.reports().apply(locked))
                                 .doOnNext(built -> sizes.add(built.size()))
@@ -101,7 +116,8 @@ class ReportGroups {
 
     /** Call inside a transaction: the reports decided on their locked leases, written and counted. */
     Mono<List<ItemResult<LeaseDecision>>> decide(List<Grouped> reports) {
-        return written(ids(reports), locked -> Mono.just(reports)).doOnNext(r -> writer.published(decisions(r)));
+        return written(ids(reports), List.of(), locked -> Mono.just(reports))
+                .doOnNext(r -> writer.published(decisions(r)));
     }
 
     private static List<UUID> ids(List<Grouped> reports) {
@@ -114,10 +130,12 @@ class ReportGroups {
      * lease as stored.
      */
     private Mono<List<ItemResult<LeaseDecision>>> written(
-            Collection<UUID> leaseIds, Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {
+            Collection<UUID> leaseIds,
+            List<Map.Entry<UUID, UUID>> commands,
+            Function<Map<UUID, LeaseAggregate>, Mono<List<Grouped>>> reports) {
         Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
         return aggregates
-                .lock(new TreeSet<>(leaseIds))
+                .lock(new TreeSet<>(leaseIds), commands)
                 .flatMap(locked -> reports.apply(locked)
                         .flatMapMany(list -> {
                             Map<UUID, LeaseAggregate> current = new HashMap<>(locked);
@@ -155,7 +173,7 @@ class ReportGroups {
     Mono<List<LeaseDecision>> decideAll(List<UUID> leaseIds, LeaseReport report, String actor) {
         List<Grouped> reports =
                 leaseIds.stream().map(id -> unchecked(id, report, actor)).toList();
-        return written(leaseIds, locked -> Mono.just(reports)).map(ReportGroups::decisions);
+        return written(leaseIds, List.of(), locked -> Mono.just(reports)).map(ReportGroups::decisions);
     }
 
     /** The decisions of a group's results (a report refused before the decider has none). */
