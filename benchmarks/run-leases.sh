@@ -17,7 +17,7 @@ export JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 PGBIN=/usr/lib/postgresql/15/bin
 JAVA="$JAVA_HOME/bin/java"
 
-./mvnw -q -o -pl app,benchmarks -am package -DskipTests -Djacoco.skip=true
+./mvnw -q -pl app,benchmarks -am package -DskipTests -Djacoco.skip=true
 
 WORK="$(mktemp -d)"
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])')"
