@@ -2,6 +2,7 @@ package io.kvreuse.index;
 
 import static io.kvreuse.index.Holders.NO_RECORD;
 
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -279,6 +280,9 @@ final class CoverageSearch {
         int[] covered = new int[16];
         int[] order = new int[16];
         int[] spare = new int[16];
+        /** Per candidate, its bank's index (the merge key, read without touching the bank). */
+        int[] bankIndex = new int[16];
+
         int[] at = new int[4 * FANOUT];
         int[][] probes = new int[4 * FANOUT][];
         final int[] ends = new int[FANOUT + 1];
@@ -348,6 +352,7 @@ final class CoverageSearch {
                 covered = new int[grown];
                 order = new int[grown];
                 spare = new int[grown];
+                bankIndex = new int[grown];
                 from = new int[grown];
                 to = new int[grown];
                 lo = new int[grown];
@@ -375,6 +380,7 @@ final class CoverageSearch {
                 if (view.published()) {
                     banks[size] = bank;
                     views[size] = view;
+                    bankIndex[size] = index;
                     size++;
                 }
             }
@@ -383,7 +389,11 @@ final class CoverageSearch {
 
         /**
          * Reorders {@code order[from..to)} (kept in bank order) so that the candidates serving
-         * {@code h[level]} come first, and returns where the others start.
+         * {@code h[level]} come first, and returns where the others start. A merge of the candidates'
+         * bank indexes with the records: a bank whose only record is committed is decided from its
+         * fields whatever its view (the common case, no view read); a pending record goes through
+         * {@link #serving}. The records are read plainly, then one acquire fence orders them before
+         * the views read after them (as acquire-reading each bank word would).
          */
         int partition(int from, int to, int @Nullable [] holders, int level, int lineage) {
             if (holders == null) {
@@ -396,7 +406,7 @@ final class CoverageSearch {
             int dropped = 0;
             for (int j = from; j < to; j++) {
                 int a = order[j];
-                int bank = banks[a].index;
+                int bank = bankIndex[a];
                 if (search) {
                     r = Holders.firstAtOrAfter(holders, bank);
                 } else {
@@ -404,14 +414,28 @@ final class CoverageSearch {
                         r++;
                     }
                 }
-                if (serving(holders, r, bank, views[a], level, lineage) != NO_RECORD) {
+                if (r < count && serves(holders, r, count, bank, a, level, lineage)) {
                     order[kept++] = a;
                 } else {
                     spare[dropped++] = a;
                 }
             }
+            VarHandle.acquireFence();
             System.arraycopy(spare, 0, order, kept, dropped);
             return kept;
+        }
+
+        /** Whether candidate {@code a} (of bank index {@code bank}, whose first record is at or after {@code r}) serves the level. */
+        private boolean serves(int[] holders, int r, int count, int bank, int a, int level, int lineage) {
+            int at = Holders.offset(r);
+            int word = holders[at];
+            if (word == bank && (r + 1 == count || Holders.bank(holders[at + Holders.STRIDE]) != bank)) {
+                int blockLineage = holders[at + 3];
+                return holders[at + 1] != Holders.REMOVED
+                        && holders[at + 2] == level
+                        && (blockLineage == LineageIds.NONE || blockLineage == lineage);
+            }
+            return Holders.bank(word) == bank && serving(holders, r, bank, views[a], level, lineage) != NO_RECORD;
         }
 
         List<Candidate> best(int maxCandidates) {
