@@ -392,7 +392,8 @@ final class CoverageSearch {
          * {@code h[level]} come first, and returns where the others start. A merge of the candidates'
          * bank indexes with the records: a bank whose only record is committed is decided from its
          * fields whatever its view (the common case, no view read); a pending record goes through
-         * {@link #serving}. The records are read plainly, then one acquire fence orders them before
+         * {@link #serving}. A bank whose bit is set in the array's summary (at this level) serves
+         * without any record read; the others of a summarized array are found by binary search. The records are read plainly, then one acquire fence orders them before
          * the views read after them (as acquire-reading each bank word would).
          */
         int partition(int from, int to, int @Nullable [] holders, int level, int lineage) {
@@ -400,13 +401,19 @@ final class CoverageSearch {
                 return from;
             }
             int count = Holders.count(holders);
-            boolean search = (to - from) * 8 < count;
+            int summary = Holders.summary(holders);
+            boolean summarized = summary >= 0 && holders[summary] == level;
+            boolean search = summarized || (to - from) * 8 < count;
             int r = 0;
             int kept = from;
             int dropped = 0;
             for (int j = from; j < to; j++) {
                 int a = order[j];
                 int bank = bankIndex[a];
+                if (summarized && Holders.summarized(holders, summary, bank)) {
+                    order[kept++] = a;
+                    continue;
+                }
                 if (search) {
                     r = Holders.firstAtOrAfter(holders, bank);
                 } else {
