@@ -40,6 +40,16 @@ final class CoverageSearch {
         return retries.sum();
     }
 
+    /**
+     * This thread's lookups so far, the table lookups of their prefix-closed searches (keys
+     * resolved, counting {@code h[0]}'s round twice as the code does) and their dependent fetch
+     * rounds; for benchmarks. The per-bank walks of banks that are not prefix-closed are not counted.
+     */
+    long[] threadCounters() {
+        Scratch s = scratch.get();
+        return new long[] {s.lookups, s.keys, s.rounds};
+    }
+
     List<Candidate> lookup(@Nullable Bank[] banks, int domain, long[] h, int n, int lineage, int maxCandidates) {
         if (maxCandidates <= 0) {
             return List.of();
@@ -52,6 +62,9 @@ final class CoverageSearch {
             s.at[j + 1] = probe(0, n, m, j);
         }
         int[] first = table.getFirst(h, s.at, m + 1, s.probes);
+        s.lookups++;
+        s.keys += m + 1;
+        s.rounds++;
         if (first == null) {
             return List.of();
         }
@@ -61,6 +74,7 @@ final class CoverageSearch {
         }
         // records are read after the views that interpret them: h[0] again, with the first round
         table.getAt(h, s.at, m + 1, s.probes);
+        s.keys += m + 1;
         for (int a = 0; a < size; a++) {
             s.order[a] = a;
             s.covered[a] = 0;
@@ -120,6 +134,8 @@ final class CoverageSearch {
             }
             if (!fetched) {
                 table.getAt(h, s.at, probes, s.probes);
+                s.keys += probes;
+                s.rounds++;
             }
             fetched = false;
             s.nextGroups = 0;
@@ -283,6 +299,10 @@ final class CoverageSearch {
         /** Per candidate, its bank's index (the merge key, read without touching the bank). */
         int[] bankIndex = new int[16];
 
+        long lookups;
+        long keys;
+        long rounds;
+
         int[] at = new int[4 * FANOUT];
         int[][] probes = new int[4 * FANOUT][];
         final int[] ends = new int[FANOUT + 1];
@@ -365,26 +385,45 @@ final class CoverageSearch {
                 nextHi = new int[grown];
             }
             size = 0;
+            int summary = Holders.summary(first);
+            if (summary >= 0 && Holders.summarizedCount(first, summary) == count) {
+                // every record's bank is in the summary: its bit words list them in bank order
+                int base = first[summary + 1];
+                int words = Holders.summaryWords(first);
+                for (int w = 0; w < words; w++) {
+                    for (int bits = first[summary + 2 + w]; bits != 0; bits &= bits - 1) {
+                        consider(all, base + 32 * w + Integer.numberOfTrailingZeros(bits), domain);
+                    }
+                }
+                return size;
+            }
             int previous = -1;
             for (int r = 0; r < count; r++) {
                 int index = Holders.bank(Holders.bankWord(first, r));
-                if (index == previous || index >= all.length) {
-                    continue;
+                if (index != previous) {
+                    consider(all, index, domain);
                 }
                 previous = index;
-                Bank bank = all[index];
-                if (bank == null || bank.domain != domain) {
-                    continue;
-                }
-                BankView view = bank.view;
-                if (view.published()) {
-                    banks[size] = bank;
-                    views[size] = view;
-                    bankIndex[size] = index;
-                    size++;
-                }
             }
             return size;
+        }
+
+        /** Adds the bank of that index as a candidate if it is of the domain and published. */
+        private void consider(@Nullable Bank[] all, int index, int domain) {
+            if (index >= all.length) {
+                return;
+            }
+            Bank bank = all[index];
+            if (bank == null || bank.domain != domain) {
+                return;
+            }
+            BankView view = bank.view;
+            if (view.published()) {
+                banks[size] = bank;
+                views[size] = view;
+                bankIndex[size] = index;
+                size++;
+            }
         }
 
         /**

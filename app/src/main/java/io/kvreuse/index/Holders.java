@@ -53,6 +53,20 @@ final class Holders {
         return (ints & (STRIDE - 1)) == 0 ? -1 : holders.length - holders[holders.length - 1];
     }
 
+    /** How many bit words the summary has (with the array's summary). */
+    static int summaryWords(int[] holders) {
+        return holders[holders.length - 1] - 3;
+    }
+
+    /** How many bits the summary starting at {@code summary} has set. */
+    static int summarizedCount(int[] holders, int summary) {
+        int set = 0;
+        for (int w = summary + 2; w < holders.length - 1; w++) {
+            set += Integer.bitCount(holders[w]);
+        }
+        return set;
+    }
+
     /** Whether the summary starting at {@code summary} has the bit of {@code bank} set. */
     static boolean summarized(int[] holders, int summary, int bank) {
         int bit = bank - holders[summary + 1];

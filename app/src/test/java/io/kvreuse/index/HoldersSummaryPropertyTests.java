@@ -119,6 +119,7 @@ class HoldersSummaryPropertyTests {
                         .isTrue();
             }
         }
+        int qualifying = 0;
         for (int r = 0; r < count; r++) {
             int bank = banks.get(r);
             boolean qualifies = onlyRecord(holders, count, bank) == r
@@ -129,7 +130,9 @@ class HoldersSummaryPropertyTests {
             assertThat(Holders.summarized(holders, summary, bank))
                     .as("bank %d's bit", bank)
                     .isEqualTo(qualifies);
+            qualifying += qualifies ? 1 : 0;
         }
+        assertThat(Holders.summarizedCount(holders, summary)).isEqualTo(qualifying);
     }
 
     /** The record of {@code bank} if it has exactly one, else NO_RECORD. */

@@ -1,6 +1,7 @@
 package io.kvreuse.benchmarks;
 
 import io.kvreuse.index.Candidate;
+import io.kvreuse.index.IndexProbes;
 import io.kvreuse.index.PrefixIndex;
 import java.lang.management.ManagementFactory;
 import java.util.List;
@@ -35,6 +36,7 @@ public final class LookupCost {
         var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long self = Thread.currentThread().threadId();
         long sink = 0;
+        StringBuilder probes = new StringBuilder();
         for (int round = 0; round < rounds; round++) {
             StringBuilder line = new StringBuilder("round " + round + ":");
             long t0 = threads.getCurrentThreadCpuTime();
@@ -49,6 +51,7 @@ public final class LookupCost {
                     case "mixed" -> mixed;
                     default -> promptOnly;
                 };
+                long[] k0 = IndexProbes.counters(index);
                 long a0 = threads.getThreadAllocatedBytes(self);
                 long c0 = threads.getCurrentThreadCpuTime();
                 for (int i = 0; i < lookups; i++) {
@@ -58,11 +61,44 @@ public final class LookupCost {
                 }
                 double ns = (double) (threads.getCurrentThreadCpuTime() - c0) / lookups;
                 double bytes = (double) (threads.getThreadAllocatedBytes(self) - a0) / lookups;
+                long[] k1 = IndexProbes.counters(index);
+                if (round == 0) {
+                    probes.append(String.format(
+                            "%n  %s: %.1f table lookups and %.1f fetch rounds per lookup; %s",
+                            kind,
+                            (double) (k1[1] - k0[1]) / (k1[0] - k0[0]),
+                            (double) (k1[2] - k0[2]) / (k1[0] - k0[0]),
+                            slotsRead(index, queries)));
+                }
                 line.append(String.format(" | %s %.0f ns (%.2f× baseline, %.0f B)", kind, ns, ns / base, bytes));
             }
             System.out.println(line);
         }
+        System.out.println("probes (table lookups count keys resolved, fetch rounds dependent table rounds):" + probes);
         System.out.println("sink " + sink);
+    }
+
+    /** Table slots read per key over the kind's chains, for hashes held and not held. */
+    private static String slotsRead(PrefixIndex index, Queries queries) {
+        long held = 0;
+        long heldSlots = 0;
+        long absent = 0;
+        long absentSlots = 0;
+        for (int q = 0; q < 4096; q++) {
+            for (long hash : queries.next()) {
+                int read = IndexProbes.slotsRead(index, hash);
+                if (read > 0) {
+                    held++;
+                    heldSlots += read;
+                } else {
+                    absent++;
+                    absentSlots -= read;
+                }
+            }
+        }
+        return String.format(
+                "table slots read per key: %.2f held, %.2f not held",
+                (double) heldSlots / Math.max(held, 1), (double) absentSlots / Math.max(absent, 1));
     }
 
     private static long baseline(long[] chain) {
