@@ -191,7 +191,7 @@ final class BatchWriter {
         } else if (before) {
             // committed sorts before pending within a bank, so the pending record moves down by one
             int[] updated = Holders.without(holders, committed, NO_RECORD);
-            updated[Holders.offset(pending - 1)] = bank.index;
+            Holders.settle(updated, pending - 1); // not yet published: sets its summary bit too
             table.put(updated);
         } else {
             Holders.settle(holders, pending);

@@ -2,6 +2,7 @@ package io.kvreuse.index;
 
 import static io.kvreuse.index.Holders.NO_RECORD;
 
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -39,6 +40,16 @@ final class CoverageSearch {
         return retries.sum();
     }
 
+    /**
+     * This thread's lookups so far, the table lookups of their prefix-closed searches (keys
+     * resolved, counting {@code h[0]}'s round twice as the code does) and their dependent fetch
+     * rounds; for benchmarks. The per-bank walks of banks that are not prefix-closed are not counted.
+     */
+    long[] threadCounters() {
+        Scratch s = scratch.get();
+        return new long[] {s.lookups, s.keys, s.rounds};
+    }
+
     List<Candidate> lookup(@Nullable Bank[] banks, int domain, long[] h, int n, int lineage, int maxCandidates) {
         if (maxCandidates <= 0) {
             return List.of();
@@ -51,6 +62,9 @@ final class CoverageSearch {
             s.at[j + 1] = probe(0, n, m, j);
         }
         int[] first = table.getFirst(h, s.at, m + 1, s.probes);
+        s.lookups++;
+        s.keys += m + 1;
+        s.rounds++;
         if (first == null) {
             return List.of();
         }
@@ -60,6 +74,7 @@ final class CoverageSearch {
         }
         // records are read after the views that interpret them: h[0] again, with the first round
         table.getAt(h, s.at, m + 1, s.probes);
+        s.keys += m + 1;
         for (int a = 0; a < size; a++) {
             s.order[a] = a;
             s.covered[a] = 0;
@@ -119,6 +134,8 @@ final class CoverageSearch {
             }
             if (!fetched) {
                 table.getAt(h, s.at, probes, s.probes);
+                s.keys += probes;
+                s.rounds++;
             }
             fetched = false;
             s.nextGroups = 0;
@@ -279,6 +296,13 @@ final class CoverageSearch {
         int[] covered = new int[16];
         int[] order = new int[16];
         int[] spare = new int[16];
+        /** Per candidate, its bank's index (the merge key, read without touching the bank). */
+        int[] bankIndex = new int[16];
+
+        long lookups;
+        long keys;
+        long rounds;
+
         int[] at = new int[4 * FANOUT];
         int[][] probes = new int[4 * FANOUT][];
         final int[] ends = new int[FANOUT + 1];
@@ -348,6 +372,7 @@ final class CoverageSearch {
                 covered = new int[grown];
                 order = new int[grown];
                 spare = new int[grown];
+                bankIndex = new int[grown];
                 from = new int[grown];
                 to = new int[grown];
                 lo = new int[grown];
@@ -360,43 +385,74 @@ final class CoverageSearch {
                 nextHi = new int[grown];
             }
             size = 0;
+            int summary = Holders.summary(first);
+            if (summary >= 0 && Holders.summarizedCount(first, summary) == count) {
+                // every record's bank is in the summary: its bit words list them in bank order
+                int base = first[summary + 1];
+                int words = Holders.summaryWords(first);
+                for (int w = 0; w < words; w++) {
+                    for (int bits = first[summary + 2 + w]; bits != 0; bits &= bits - 1) {
+                        consider(all, base + 32 * w + Integer.numberOfTrailingZeros(bits), domain);
+                    }
+                }
+                return size;
+            }
             int previous = -1;
             for (int r = 0; r < count; r++) {
                 int index = Holders.bank(Holders.bankWord(first, r));
-                if (index == previous || index >= all.length) {
-                    continue;
+                if (index != previous) {
+                    consider(all, index, domain);
                 }
                 previous = index;
-                Bank bank = all[index];
-                if (bank == null || bank.domain != domain) {
-                    continue;
-                }
-                BankView view = bank.view;
-                if (view.published()) {
-                    banks[size] = bank;
-                    views[size] = view;
-                    size++;
-                }
             }
             return size;
         }
 
+        /** Adds the bank of that index as a candidate if it is of the domain and published. */
+        private void consider(@Nullable Bank[] all, int index, int domain) {
+            if (index >= all.length) {
+                return;
+            }
+            Bank bank = all[index];
+            if (bank == null || bank.domain != domain) {
+                return;
+            }
+            BankView view = bank.view;
+            if (view.published()) {
+                banks[size] = bank;
+                views[size] = view;
+                bankIndex[size] = index;
+                size++;
+            }
+        }
+
         /**
          * Reorders {@code order[from..to)} (kept in bank order) so that the candidates serving
-         * {@code h[level]} come first, and returns where the others start.
+         * {@code h[level]} come first, and returns where the others start. A merge of the candidates'
+         * bank indexes with the records: a bank whose only record is committed is decided from its
+         * fields whatever its view (the common case, no view read); a pending record goes through
+         * {@link #serving}. A bank whose bit is set in the array's summary (at this level) serves
+         * without any record read; the others of a summarized array are found by binary search. The records are read plainly, then one acquire fence orders them before
+         * the views read after them (as acquire-reading each bank word would).
          */
         int partition(int from, int to, int @Nullable [] holders, int level, int lineage) {
             if (holders == null) {
                 return from;
             }
             int count = Holders.count(holders);
-            boolean search = (to - from) * 8 < count;
+            int summary = Holders.summary(holders);
+            boolean summarized = summary >= 0 && holders[summary] == level;
+            boolean search = summarized || (to - from) * 8 < count;
             int r = 0;
             int kept = from;
             int dropped = 0;
             for (int j = from; j < to; j++) {
                 int a = order[j];
-                int bank = banks[a].index;
+                int bank = bankIndex[a];
+                if (summarized && Holders.summarized(holders, summary, bank)) {
+                    order[kept++] = a;
+                    continue;
+                }
                 if (search) {
                     r = Holders.firstAtOrAfter(holders, bank);
                 } else {
@@ -404,14 +460,28 @@ final class CoverageSearch {
                         r++;
                     }
                 }
-                if (serving(holders, r, bank, views[a], level, lineage) != NO_RECORD) {
+                if (r < count && serves(holders, r, count, bank, a, level, lineage)) {
                     order[kept++] = a;
                 } else {
                     spare[dropped++] = a;
                 }
             }
+            VarHandle.acquireFence();
             System.arraycopy(spare, 0, order, kept, dropped);
             return kept;
+        }
+
+        /** Whether candidate {@code a} (of bank index {@code bank}, whose first record is at or after {@code r}) serves the level. */
+        private boolean serves(int[] holders, int r, int count, int bank, int a, int level, int lineage) {
+            int at = Holders.offset(r);
+            int word = holders[at];
+            if (word == bank && (r + 1 == count || Holders.bank(holders[at + Holders.STRIDE]) != bank)) {
+                int blockLineage = holders[at + 3];
+                return holders[at + 1] != Holders.REMOVED
+                        && holders[at + 2] == level
+                        && (blockLineage == LineageIds.NONE || blockLineage == lineage);
+            }
+            return Holders.bank(word) == bank && serving(holders, r, bank, views[a], level, lineage) != NO_RECORD;
         }
 
         List<Candidate> best(int maxCandidates) {

@@ -132,6 +132,22 @@ final class HolderTable {
         }
     }
 
+    /** How many slots a lookup of {@code key} reads (its home slot and any it probes past), negated if absent; for benchmarks. */
+    int slotsRead(long key) {
+        int[][] table = slots;
+        int mask = table.length - 1;
+        int read = 1;
+        for (int i = (int) mix(key) & mask; ; i = (i + 1) & mask, read++) {
+            int[] holders = table[i];
+            if (holders == null) {
+                return -read;
+            }
+            if (holders != TOMBSTONE && Holders.key(holders) == key) {
+                return read;
+            }
+        }
+    }
+
     /** Inserts or replaces the array of {@code Holders.key(holders)}. Writer only. */
     void put(int[] holders) {
         long key = Holders.key(holders);

@@ -2,6 +2,7 @@ package io.kvreuse.index;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -10,6 +11,17 @@ import org.jspecify.annotations.Nullable;
  * committed record of a bank before its pending one. {@code bankWord} is the bank index with the
  * {@link #PENDING} bit for a record written by a batch not yet purged; a slot of {@link #REMOVED}
  * marks a pending removal. Only the pending bit is ever changed in place (see {@link #settle}).
+ *
+ * <p>An array of at least {@link #SUMMARY_MIN} records (a block many banks share, like a system
+ * prompt's) ends with a summary that lets a lookup decide most of its banks without reading their
+ * records: {@code [position, base, bit words..., length]}, its length {@code ≡ 2 (mod 4)} and last,
+ * so that {@code (length - HEADER) % STRIDE != 0} tells it is there. Bit {@code b - base} is set
+ * only if bank {@code b}'s one record is committed, live, of no lineage and at {@code position}:
+ * such a bank serves the hash at that position for any view of it. Bits are set when the array is
+ * built and when {@link #settle} commits a record in place, and never cleared in place (a record
+ * that stops qualifying is replaced in a new array), so a reader may trust a set bit and reads a
+ * clear one as "look at the records". No summary when the banks spread over more bit words than
+ * there are records, so it costs at most a third of the records' size.
  */
 final class Holders {
 
@@ -19,6 +31,8 @@ final class Holders {
     static final int BANK_MASK = PENDING - 1;
     static final int REMOVED = -1;
     static final int NO_RECORD = -1;
+    /** Arrays of at least this many records carry a summary. */
+    static final int SUMMARY_MIN = 4;
 
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
 
@@ -29,7 +43,35 @@ final class Holders {
     }
 
     static int count(int[] holders) {
-        return (holders.length - HEADER) / STRIDE;
+        int ints = holders.length - HEADER;
+        return (ints & (STRIDE - 1)) == 0 ? ints / STRIDE : (ints - holders[holders.length - 1]) / STRIDE;
+    }
+
+    /** Where the summary starts (its position word), or -1 if the array has none. */
+    static int summary(int[] holders) {
+        int ints = holders.length - HEADER;
+        return (ints & (STRIDE - 1)) == 0 ? -1 : holders.length - holders[holders.length - 1];
+    }
+
+    /** How many bit words the summary has (with the array's summary). */
+    static int summaryWords(int[] holders) {
+        return holders[holders.length - 1] - 3;
+    }
+
+    /** How many bits the summary starting at {@code summary} has set. */
+    static int summarizedCount(int[] holders, int summary) {
+        int set = 0;
+        for (int w = summary + 2; w < holders.length - 1; w++) {
+            set += Integer.bitCount(holders[w]);
+        }
+        return set;
+    }
+
+    /** Whether the summary starting at {@code summary} has the bit of {@code bank} set. */
+    static boolean summarized(int[] holders, int summary, int bank) {
+        int bit = bank - holders[summary + 1];
+        int word = bit >>> 5;
+        return bit >= 0 && word < holders[holders.length - 1] - 3 && (holders[summary + 2 + word] & (1 << bit)) != 0;
     }
 
     static int offset(int record) {
@@ -110,18 +152,18 @@ final class Holders {
         while (at < n && bank(holders[offset(at)]) == bank && !pending(holders[offset(at)])) {
             at++;
         }
-        int[] copy = new int[holders.length + STRIDE];
+        int[] copy = new int[offset(n + 1)];
         System.arraycopy(holders, 0, copy, 0, offset(at));
-        System.arraycopy(holders, offset(at), copy, offset(at + 1), holders.length - offset(at));
+        System.arraycopy(holders, offset(at), copy, offset(at + 1), offset(n) - offset(at));
         write(copy, at, bankWord, slot, position, lineage);
-        return copy;
+        return summarize(copy);
     }
 
     /** A copy with one record replaced. */
     static int[] replace(int[] holders, int record, int bankWord, int slot, int position, int lineage) {
-        int[] copy = holders.clone();
+        int[] copy = Arrays.copyOf(holders, offset(count(holders)));
         write(copy, record, bankWord, slot, position, lineage);
-        return copy;
+        return summarize(copy);
     }
 
     /** A copy without the given records ({@code second} may be {@link #NO_RECORD}); null when nothing is left. */
@@ -131,7 +173,7 @@ final class Holders {
         if (n == drop) {
             return null;
         }
-        int[] copy = new int[holders.length - drop * STRIDE];
+        int[] copy = new int[offset(n - drop)];
         copy[0] = holders[0];
         copy[1] = holders[1];
         int to = 0;
@@ -140,12 +182,66 @@ final class Holders {
                 System.arraycopy(holders, offset(r), copy, offset(to++), STRIDE);
             }
         }
-        return copy;
+        return summarize(copy);
     }
 
-    /** Clears the pending bit in place; safe for concurrent readers, who resolve both forms alike once committed. */
+    /**
+     * Clears the pending bit in place, then sets the record's summary bit if it now qualifies; safe
+     * for concurrent readers, who resolve both forms alike once committed.
+     */
     static void settle(int[] holders, int record) {
-        INTS.setRelease(holders, offset(record), bank(holders[offset(record)]));
+        int bank = bank(holders[offset(record)]);
+        INTS.setRelease(holders, offset(record), bank);
+        int summary = summary(holders);
+        if (summary >= 0 && qualifies(holders, record, count(holders), holders[summary])) {
+            int bit = bank - holders[summary + 1];
+            int at = summary + 2 + (bit >>> 5);
+            INTS.setRelease(holders, at, holders[at] | (1 << bit));
+        }
+    }
+
+    /** {@code plain} (records only) with a summary appended if it has enough records close enough together. */
+    private static int[] summarize(int[] plain) {
+        int n = count(plain);
+        if (n < SUMMARY_MIN) {
+            return plain;
+        }
+        int base = bank(plain[offset(0)]) & ~31;
+        int words = ((bank(plain[offset(n - 1)]) - base) >>> 5) + 1;
+        if (words > n) {
+            return plain;
+        }
+        int length = 3 + words;
+        length += (2 - length) & (STRIDE - 1);
+        int[] out = Arrays.copyOf(plain, plain.length + length);
+        int summary = plain.length;
+        int position = -1;
+        for (int r = 0; r < n && position < 0; r++) {
+            if (slot(plain, r) != REMOVED) {
+                position = position(plain, r);
+            }
+        }
+        out[summary] = position;
+        out[summary + 1] = base;
+        out[out.length - 1] = length;
+        for (int r = 0; r < n; r++) {
+            if (qualifies(out, r, n, position)) {
+                int bit = bank(out[offset(r)]) - base;
+                out[summary + 2 + (bit >>> 5)] |= 1 << bit;
+            }
+        }
+        return out;
+    }
+
+    /** Whether record {@code r} is its bank's only record, committed, live, of no lineage and at {@code position}. */
+    private static boolean qualifies(int[] holders, int r, int count, int position) {
+        int word = holders[offset(r)];
+        return !pending(word)
+                && (r + 1 == count || bank(holders[offset(r + 1)]) != word)
+                && (r == 0 || bank(holders[offset(r - 1)]) != word)
+                && slot(holders, r) != REMOVED
+                && lineage(holders, r) == LineageIds.NONE
+                && position(holders, r) == position;
     }
 
     private static void write(int[] holders, int record, int bankWord, int slot, int position, int lineage) {

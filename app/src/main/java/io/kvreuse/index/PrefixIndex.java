@@ -177,6 +177,16 @@ public final class PrefixIndex {
         return search.slots(bank, bankEpoch, seqHashes, from, to, lineages.lookup(mmLineage));
     }
 
+    /** This thread's lookup counters: lookups, table lookups, fetch rounds; for benchmarks. */
+    long[] threadLookupCounters() {
+        return search.threadCounters();
+    }
+
+    /** How many table slots a lookup of {@code seqHash} reads; for benchmarks. */
+    int tableSlotsRead(long seqHash) {
+        return table.slotsRead(seqHash);
+    }
+
     /** Whether the bank's visible state is prefix-closed (its lookups binary-search); for tests. */
     boolean prefixClosed(UUID bankId) {
         return require(bankId).view.prefixClosed();

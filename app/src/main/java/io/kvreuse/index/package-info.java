@@ -7,7 +7,9 @@
  * position, lineage id}), sorted by bank. A bank keeps a slot → hash array so a reset or drop finds
  * its blocks without a per-bank hash set, and 3 bytes per slot of block-tree bookkeeping (below).
  * No boxed keys; about 59–63 bytes per (block, bank) entry when no other bank shares the block,
- * far less for shared prefixes.
+ * far less for shared prefixes. An array of four or more records (a shared prefix's block) ends
+ * with a summary: a bit per bank whose one record is committed, live, of no lineage and at the
+ * array's common position, so a lookup decides those banks with a bit test instead of a record merge.
  *
  * <p><b>Prefix closure.</b> A bank's block is anchored when it is a root or its parent (by the
  * parent hash it was stored with) is held in the same bank at the position before it, with no
