@@ -339,15 +339,40 @@ final class RankStream implements AutoCloseable {
 
     private record Replayed(long seq, byte[] payload) {}
 
+    /**
+     * Receive timeouts of successive replay requests while the replay socket stays silent: a loaded
+     * engine host may answer late, and a gap given up on costs the rank a snapshot. An answer that
+     * ends (the end marker) is final, whatever it held.
+     */
+    static final int[] REPLAY_TIMEOUTS_MS = {2_000, 4_000, 8_000};
+
     /** Engine batches {@code from..until-1} from the replay socket, as many as it still holds. */
     private List<Replayed> replay(long from, long until) {
-        List<Replayed> out = new ArrayList<>();
+        java.util.TreeMap<Long, byte[]> got = new java.util.TreeMap<>();
         if (stream.replayEndpoint() == null) {
-            return out;
+            return List.of();
         }
+        for (int attempt = 0; attempt < REPLAY_TIMEOUTS_MS.length && running; attempt++) {
+            if (replayOnce(from, until, REPLAY_TIMEOUTS_MS[attempt], got)) {
+                break;
+            }
+            if (until != Long.MAX_VALUE && got.size() == until - from) {
+                break;
+            }
+            log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": replay timed out after "
+                    + REPLAY_TIMEOUTS_MS[attempt] + " ms"
+                    + (attempt + 1 < REPLAY_TIMEOUTS_MS.length ? "; asking again" : "; giving up"));
+        }
+        List<Replayed> out = new ArrayList<>(got.size());
+        got.forEach((seq, payload) -> out.add(new Replayed(seq, payload)));
+        return out;
+    }
+
+    /** One replay request; whether its answer ended (rather than timing out). */
+    private boolean replayOnce(long from, long until, int timeoutMs, java.util.Map<Long, byte[]> got) {
         try (ZMQ.Socket dealer = zmq.createSocket(SocketType.DEALER)) {
             dealer.setLinger(0);
-            dealer.setReceiveTimeOut(2000);
+            dealer.setReceiveTimeOut(timeoutMs);
             dealer.connect(stream.replayEndpoint());
             dealer.sendMore(new byte[0]);
             dealer.send(ByteBuffer.allocate(8).putLong(from).array());
@@ -355,8 +380,7 @@ final class RankStream implements AutoCloseable {
                 List<byte[]> frames = new ArrayList<>(3);
                 byte[] f = dealer.recv();
                 if (f == null) {
-                    log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": replay timed out");
-                    break;
+                    return false;
                 }
                 frames.add(f);
                 while (dealer.hasReceiveMore()) {
@@ -366,21 +390,20 @@ final class RankStream implements AutoCloseable {
                     frames.removeFirst();
                 }
                 if (frames.size() < 2 || frames.getFirst().length != 8) {
-                    break;
+                    return true;
                 }
                 long seq = ByteBuffer.wrap(frames.getFirst()).getLong();
                 if (seq < 0) {
-                    break;
+                    return true;
                 }
                 if (seq >= from && seq < until) {
-                    out.add(new Replayed(seq, frames.get(1)));
+                    got.putIfAbsent(seq, frames.get(1));
                 }
             }
         } catch (org.zeromq.ZMQException e) {
             log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": replay failed: " + e);
         }
-        out.sort(java.util.Comparator.comparingLong(Replayed::seq));
-        return out;
+        return true;
     }
 
     // ---- forwarder ----

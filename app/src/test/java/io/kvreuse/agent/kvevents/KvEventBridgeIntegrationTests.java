@@ -172,6 +172,27 @@ class KvEventBridgeIntegrationTests {
     }
 
     @Test
+    void aReplayRequestLeftUnansweredIsAskedAgainBeforeTheGapIsGivenUp() throws Exception {
+        Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
+        bridge();
+        settle();
+        TestPublisher p = bank.publishers().getFirst();
+        long[] chain = Fleet.chain(6);
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0], chain[1]), null, 0, "GPU")), 0));
+        await(() -> blocks(bank, 0) == 2, "the first batch");
+        p.leaveReplaysUnanswered(1);
+        p.withhold(vllmMapBatch(List.of(storedMap(u64(chain[2], chain[3]), chain[1], 2, "GPU")), 0));
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[4], chain[5]), chain[3], 4, "GPU")), 0));
+        await(() -> blocks(bank, 0) == 6, "all six blocks, through the second replay request");
+        assertThat(count("gaps")).isEqualTo(1);
+        assertThat(count("gaps.unrecovered")).isZero();
+        assertThat(positions(bank)).containsExactly(0, 1, 2, 3, 4, 5);
+        assertThat(part(bank, 0)).containsEntry("needsSnapshot", false);
+        assertThat(audit(bank)).filteredOn("EVENT_GAP_REPLAYED"::equals).hasSize(1);
+        assertThat(audit(bank)).doesNotContain("EVENT_GAP", "ENGINE_RESTART");
+    }
+
+    @Test
     void aRestartedAgentDoesNotAuditAReplayedGapAgain() throws Exception {
         Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
         KvEventBridge first = bridge();

@@ -26,6 +26,8 @@ final class TestPublisher implements AutoCloseable {
     private final String endpoint;
     private final String replayEndpoint;
     private volatile boolean running = true;
+    private final java.util.concurrent.atomic.AtomicInteger unanswered =
+            new java.util.concurrent.atomic.AtomicInteger();
     private long next;
     private final long first;
 
@@ -71,6 +73,11 @@ final class TestPublisher implements AutoCloseable {
         return seq;
     }
 
+    /** The next {@code requests} replay requests get no answer at all (an engine host too busy to answer). */
+    void leaveReplaysUnanswered(int requests) {
+        unanswered.set(requests);
+    }
+
     /** Loses sequences for good: neither published nor replayable. */
     synchronized void lose(int count) {
         next += count;
@@ -104,6 +111,9 @@ final class TestPublisher implements AutoCloseable {
                 List<byte[]> frames = new ArrayList<>();
                 while (router.hasReceiveMore()) {
                     frames.add(router.recv());
+                }
+                if (unanswered.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                    continue;
                 }
                 byte[] start = frames.getLast();
                 long from = ByteBuffer.wrap(start).getLong();
