@@ -258,12 +258,17 @@ public final class KvEventsBenchmark {
         }
         System.out.printf(
                 "lag: background applied %.0f block events/s; publish->visible in donor selection over %d probes: "
-                        + "p50 %.1f ms, p99 %.1f ms, max %.1f ms (includes one selection round trip per poll)%n",
+                        + "p50 %s, p99 %s, max %s (includes one selection round trip per poll)%n",
                 (forwardedBlocks(registry) - before) / elapsed,
                 sorted.length,
-                sorted[sorted.length / 2] / 1e6,
-                sorted[Math.min(sorted.length - 1, (int) Math.ceil(sorted.length * 0.99) - 1)] / 1e6,
-                sorted[sorted.length - 1] / 1e6);
+                lagMs(sorted[sorted.length / 2]),
+                lagMs(sorted[Math.min(sorted.length - 1, (int) Math.ceil(sorted.length * 0.99) - 1)]),
+                lagMs(sorted[sorted.length - 1]));
+    }
+
+    /** A probe's lag, or that it never became visible. */
+    private static String lagMs(long nanos) {
+        return nanos == Long.MAX_VALUE ? "not visible within 10 s" : String.format("%.1f ms", nanos / 1e6);
     }
 
     private static String selection(String target, long[] chain) {
