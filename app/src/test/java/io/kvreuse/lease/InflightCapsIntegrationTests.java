@@ -9,7 +9,6 @@ import io.kvreuse.support.TestTokens;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -87,30 +86,7 @@ class InflightCapsIntegrationTests {
     }
 
     private LeaseProposals.Proposal proposal(Donor donor, Engine target) {
-        Instant now = Instant.now();
-        return new LeaseProposals.Proposal(
-                UUID.randomUUID(),
-                "req-" + UUID.randomUUID(),
-                domain,
-                "GPU_CUDA_IPC",
-                UUID.fromString(donor.engine().id()),
-                1,
-                UUID.fromString(donor.bankId()),
-                1,
-                UUID.fromString(target.id()),
-                1,
-                0,
-                new long[] {11, -22, 33},
-                new int[] {0, 3},
-                null,
-                "kv.fetch_gpu",
-                1.0,
-                5.0,
-                1 << 20,
-                900,
-                now.plusSeconds(60),
-                now.plusSeconds(120),
-                now.plusSeconds(300));
+        return TestProposals.proposal(domain, donor.engine().id(), donor.bankId(), target.id(), Instant.now());
     }
 
     private boolean[] propose(int donorCap, int targetCap, LeaseProposals.Proposal... group) {

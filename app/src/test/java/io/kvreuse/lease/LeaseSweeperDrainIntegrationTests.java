@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -90,7 +89,7 @@ class LeaseSweeperDrainIntegrationTests {
         Instant now = clock.instant();
         List<LeaseProposals.Proposal> group = new ArrayList<>();
         for (int i = 0; i < leases; i++) {
-            group.add(proposal(domain, donor, bank, target, now));
+            group.add(TestProposals.proposal(domain, donor.id(), bank, target.id(), now));
         }
         var parties = group.stream()
                 .map(p -> new InflightCaps.Parties(p.donorId(), p.targetId()))
@@ -108,32 +107,5 @@ class LeaseSweeperDrainIntegrationTests {
                 .map((r, m) -> r.get("n", Long.class))
                 .one()
                 .block(Duration.ofSeconds(10));
-    }
-
-    private static LeaseProposals.Proposal proposal(
-            String domain, Engine donor, String bank, Engine target, Instant now) {
-        return new LeaseProposals.Proposal(
-                UUID.randomUUID(),
-                "req-" + UUID.randomUUID(),
-                domain,
-                "GPU_CUDA_IPC",
-                UUID.fromString(donor.id()),
-                1,
-                UUID.fromString(bank),
-                1,
-                UUID.fromString(target.id()),
-                1,
-                0,
-                new long[] {11, -22, 33},
-                new int[] {0, 3},
-                null,
-                "kv.fetch_gpu",
-                1.0,
-                5.0,
-                1 << 20,
-                900,
-                now.plusSeconds(60),
-                now.plusSeconds(120),
-                now.plusSeconds(300));
     }
 }
