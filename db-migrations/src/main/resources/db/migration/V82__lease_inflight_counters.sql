@@ -40,6 +40,14 @@ SELECT target_incarnation_id, 'T', count(*) FROM lease
 WHERE state IN ('PROPOSED', 'SOURCE_PINNED', 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')
 GROUP BY target_incarnation_id;
 
+-- A party's leases in flight on one side ('D' donor, 'T' target), from its counters.
+CREATE FUNCTION kvreuse_leases_in_flight(party UUID, party_side CHAR(1))
+RETURNS BIGINT LANGUAGE sql STABLE AS $$
+    SELECT CAST(coalesce((SELECT i.admitted FROM lease_inflight i WHERE i.incarnation_id = party AND i.side = party_side), 0)
+         - coalesce((SELECT sum(e.ended) FROM lease_inflight_end e WHERE e.incarnation_id = party AND e.side = party_side), 0)
+           AS BIGINT)
+$$;
+
 -- Same signature and contract as V81 (locks in the order given, admits in order, writes nothing);
 -- a party's leases in flight are read from the counters once its lock is held. Each query of a
 -- VOLATILE function sees a fresh snapshot, so the admissions of the writer it waited for are counted;
@@ -66,19 +74,11 @@ BEGIN
                     ORDER BY x.ord LOOP
         donor_live := (donors ->> proposal.donor::TEXT)::BIGINT;
         IF donor_live IS NULL THEN
-            SELECT coalesce((SELECT i.admitted FROM lease_inflight i
-                             WHERE i.incarnation_id = proposal.donor AND i.side = 'D'), 0)
-                 - coalesce((SELECT sum(e.ended) FROM lease_inflight_end e
-                             WHERE e.incarnation_id = proposal.donor AND e.side = 'D'), 0)
-            INTO donor_live;
+            donor_live := kvreuse_leases_in_flight(proposal.donor, 'D');
         END IF;
         target_live := (targets ->> proposal.target::TEXT)::BIGINT;
         IF target_live IS NULL THEN
-            SELECT coalesce((SELECT i.admitted FROM lease_inflight i
-                             WHERE i.incarnation_id = proposal.target AND i.side = 'T'), 0)
-                 - coalesce((SELECT sum(e.ended) FROM lease_inflight_end e
-                             WHERE e.incarnation_id = proposal.target AND e.side = 'T'), 0)
-            INTO target_live;
+            target_live := kvreuse_leases_in_flight(proposal.target, 'T');
         END IF;
         IF donor_live < donor_cap AND target_live < target_cap THEN
             admitted := admitted || TRUE;

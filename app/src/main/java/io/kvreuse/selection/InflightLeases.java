@@ -23,11 +23,7 @@ class InflightLeases {
     private static final Log log = LogFactory.getLog(InflightLeases.class);
     /** Each party's leases in flight, from the lease package's counters (V82): a row per party, not per lease. */
     private static final String COUNTS = """
-            SELECT i.incarnation_id AS id, i.side,
-                   CAST(i.admitted - coalesce((SELECT sum(e.ended) FROM lease_inflight_end e
-                                               WHERE e.incarnation_id = i.incarnation_id AND e.side = i.side), 0)
-                        AS BIGINT) AS n
-            FROM lease_inflight i""";
+            SELECT incarnation_id AS id, side, kvreuse_leases_in_flight(incarnation_id, side) AS n FROM lease_inflight""";
 
     private final DatabaseClient db;
     private final java.time.Clock clock;

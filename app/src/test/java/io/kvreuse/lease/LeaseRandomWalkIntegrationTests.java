@@ -371,10 +371,8 @@ class LeaseRandomWalkIntegrationTests {
             long live = count("SELECT count(*) AS n FROM lease WHERE " + party + " = (SELECT " + party
                     + " FROM lease WHERE bank_id = CAST(:b AS UUID) LIMIT 1) AND state IN ('PROPOSED', 'SOURCE_PINNED',"
                     + " 'TRANSFERRING', 'DELIVERED', 'UNCERTAIN', 'RELEASING')");
-            String of = " = (SELECT " + party + " FROM lease WHERE bank_id = CAST(:b AS UUID) LIMIT 1)";
-            long counters = count("SELECT coalesce((SELECT i.admitted FROM lease_inflight i WHERE i.side = '" + side
-                    + "' AND i.incarnation_id" + of + "), 0) - coalesce((SELECT sum(e.ended) FROM lease_inflight_end e"
-                    + " WHERE e.side = '" + side + "' AND e.incarnation_id" + of + "), 0) AS n");
+            long counters = count("SELECT coalesce(kvreuse_leases_in_flight((SELECT " + party
+                    + " FROM lease WHERE bank_id = CAST(:b AS UUID) LIMIT 1), '" + side + "'), 0) AS n");
             assertThat(counters)
                     .as("in-flight counter of the %s vs its leases in flight", side)
                     .isEqualTo(live);
