@@ -64,6 +64,11 @@ class LeaseSweeperDrainIntegrationTests {
         Engine target = null;
         // this context's own scheduled sweep may take the due leases first: then start over with new ones
         for (int attempt = 0; attempt < 5; attempt++) {
+            // once the scheduled sweep has drained the previous attempt's leases it holds its lock only briefly
+            for (long until = System.nanoTime() + 10_000_000_000L;
+                    target != null && stillProposed(target) > 0 && System.nanoTime() < until; ) {
+                io.kvreuse.support.LeaseWorld.sleep(50);
+            }
             target = fleet.ready("PREFILL", domain, 2, host);
             propose(domain, donor, bank, target, props.sweepBatch() + props.sweepBatch() / 2);
             clock.advance(Duration.ofMinutes(2));
