@@ -2,7 +2,6 @@ package io.kvreuse.lease;
 
 import io.r2dbc.spi.Readable;
 import io.swagger.v3.oas.annotations.media.Schema;
-import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
@@ -64,11 +63,7 @@ public record EngineCommand(
                 donor ? lease.bankId() : null,
                 donor ? lease.bankEpoch() : null,
                 donor ? lease.donorEpoch() : lease.targetEpoch(),
-                donor || type.equals("DELIVERED")
-                        ? Arrays.stream(lease.seqHashes())
-                                .mapToObj(Long::toUnsignedString)
-                                .toList()
-                        : null,
+                donor || type.equals("DELIVERED") ? lease.hashes() : null,
                 donor ? SlotRuns.list(lease.sourceRuns()) : null,
                 lease.fetchBlocks(),
                 lease.localPrefixBlocks());

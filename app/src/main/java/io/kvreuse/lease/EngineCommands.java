@@ -21,7 +21,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.IntStream;
-import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Service;
@@ -121,7 +120,10 @@ public class EngineCommands {
                 .bind("hidden", LeaseRow.at(now.plus(props.commandRedelivery())))
                 .bind("limit", props.pollBatch())
                 .map((r, m) -> r.get("command_id", UUID.class) == null
-                        ? new LongPoll.Look<EngineCommand>(List.of(), quietUntil(r))
+                        ? LongPoll.Look.<EngineCommand>none(
+                                r.get("visible", Long.class),
+                                r.get("next_visible", OffsetDateTime.class),
+                                Duration.ZERO)
                         : new LongPoll.Look<>(List.of(EngineCommand.of(r, lease(r))), null))
                 .all()
                 .collectList()
@@ -130,11 +132,6 @@ public class EngineCommands {
 
     private LeaseRow lease(Readable r) {
         return json.readValue(r.get("lease", Json.class).asArray(), LeaseRow.class);
-    }
-
-    private static @Nullable Instant quietUntil(Readable r) {
-        OffsetDateTime next = r.get("next_visible", OffsetDateTime.class);
-        return r.get("visible", Long.class) > 0 ? null : next == null ? Instant.MAX : next.toInstant();
     }
 
     /**

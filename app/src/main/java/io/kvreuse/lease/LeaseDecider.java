@@ -321,30 +321,26 @@ final class LeaseDecider {
      */
     private static LeaseDecision tick(LeaseDraft d, Instant now) {
         LeaseRow row = d.row;
+        Instant deadline = switch (row.state()) {
+            case PROPOSED -> row.ttlDeadline();
+            case SOURCE_PINNED, TRANSFERRING -> row.transferDeadline();
+            case DELIVERED -> row.abandonDeadline();
+            default -> Instant.MAX;
+        };
+        if (!deadline.isBefore(now)) {
+            return d.done();
+        }
         switch (row.state()) {
             case PROPOSED -> {
-                if (row.ttlDeadline().isBefore(now)) {
-                    Trigger on = d.read.holdsAnything() ? Trigger.TTL_PASSED_HOLDING : Trigger.TTL_PASSED;
-                    d.move(on, "EXPIRED", "lease TTL passed");
-                }
+                Trigger on = d.read.holdsAnything() ? Trigger.TTL_PASSED_HOLDING : Trigger.TTL_PASSED;
+                d.move(on, "EXPIRED", "lease TTL passed");
             }
-            case SOURCE_PINNED -> {
-                if (row.transferDeadline().isBefore(now)) {
-                    d.move(Trigger.TRANSFER_DEADLINE, "EXPIRED", "source pinned but never transferred");
-                }
-            }
+            case SOURCE_PINNED -> d.move(Trigger.TRANSFER_DEADLINE, "EXPIRED", "source pinned but never transferred");
             case TRANSFERRING -> {
-                if (row.transferDeadline().isBefore(now)) {
-                    d.move(Trigger.TRANSFER_DEADLINE, null, "transfer deadline passed");
-                    d.orderState(OrderState.UNCERTAIN);
-                }
+                d.move(Trigger.TRANSFER_DEADLINE, null, "transfer deadline passed");
+                d.orderState(OrderState.UNCERTAIN);
             }
-            case DELIVERED -> {
-                if (row.abandonDeadline().isBefore(now)) {
-                    d.move(Trigger.ABANDON_DEADLINE, "ABANDONED", "delivered but never committed");
-                }
-            }
-            default -> {}
+            default -> d.move(Trigger.ABANDON_DEADLINE, "ABANDONED", "delivered but never committed");
         }
         return d.done();
     }

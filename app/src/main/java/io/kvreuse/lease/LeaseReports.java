@@ -66,9 +66,9 @@ class LeaseReports {
             UUID targetId, long epoch, ApiPrincipal p, List<UUID> ids, IntFunction<LeaseReport> reports) {
         return parties.incarnation(targetId, epoch, p).then(Mono.defer(() -> {
             List<ReportGroups.Grouped> items = IntStream.range(0, ids.size())
-                    .mapToObj(i -> grouped(
+                    .mapToObj(i -> ReportGroups.checked(
                             ids.get(i),
-                            p,
+                            p.actor(),
                             lease -> lease.row().targetId().equals(targetId)
                                     ? Mono.just(reports.apply(i))
                                     : Mono.error(LeaseProblems.noSuchLease(ids.get(i)))))
@@ -90,11 +90,6 @@ class LeaseReports {
                                     d -> new LeaseReportResult(d.after().row().leaseId(), d.state())))
                             .toList());
         }));
-    }
-
-    private static ReportGroups.Grouped grouped(
-            UUID id, ApiPrincipal p, Function<LeaseAggregate, Mono<LeaseReport>> report) {
-        return new ReportGroups.Grouped(id, p.actor(), report, () -> LeaseProblems.noSuchLease(id));
     }
 
     private static LeaseReport destination(
@@ -164,7 +159,7 @@ class LeaseReports {
      * lease is answered as the decision left it, which is what the transaction wrote.
      */
     private Mono<LeaseView> single(UUID id, ApiPrincipal p, Function<LeaseAggregate, Mono<LeaseReport>> report) {
-        return groups.submit(List.of(grouped(id, p, report)))
+        return groups.submit(List.of(ReportGroups.checked(id, p.actor(), report)))
                 .map(results -> ReportGroups.answer(results.getFirst(), d -> LeaseView.of(d.after()))
                         .orThrow());
     }

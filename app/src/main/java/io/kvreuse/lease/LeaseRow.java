@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
@@ -121,6 +122,11 @@ record LeaseRow(
     /** How statements bind a time. */
     static OffsetDateTime at(Instant t) {
         return t.atOffset(ZoneOffset.UTC);
+    }
+
+    /** The fetched blocks' hashes as the API shows them: u64 as decimal strings. */
+    List<String> hashes() {
+        return Arrays.stream(seqHashes).mapToObj(Long::toUnsignedString).toList();
     }
 
     /** The lease's blocks on one rank of the donor's bank, each at its slot, numbered {@code item}. */

@@ -2,7 +2,6 @@ package io.kvreuse.lease;
 
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
@@ -135,7 +134,7 @@ public record LeaseView(
                 r.targetEpoch(),
                 r.localPrefixBlocks(),
                 r.fetchBlocks(),
-                Arrays.stream(r.seqHashes()).mapToObj(Long::toUnsignedString).toList(),
+                r.hashes(),
                 SlotRuns.list(r.sourceRuns()),
                 r.transportClass(),
                 r.predictedTransferMs(),

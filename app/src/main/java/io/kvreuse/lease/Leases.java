@@ -124,7 +124,10 @@ public class Leases {
                 .bind("now", LeaseRow.at(now))
                 .bind("by", actor)
                 .map((r, m) -> r.get("order_id", UUID.class) == null
-                        ? new LongPoll.Look<ClaimedOrder>(List.of(), quietUntil(r, now, stale))
+                        ? LongPoll.Look.<ClaimedOrder>none(
+                                r.get("due", Long.class),
+                                r.get("next", OffsetDateTime.class),
+                                Duration.between(stale, now))
                         : new LongPoll.Look<>(List.of(claimed(r)), null))
                 .all()
                 .collectList()
@@ -145,13 +148,6 @@ public class Leases {
                 r.get("host_id", String.class),
                 String.valueOf(r.get("donor_host_id", String.class)),
                 r.get("claims", Integer.class));
-    }
-
-    private static @Nullable Instant quietUntil(Readable r, Instant now, Instant stale) {
-        OffsetDateTime next = r.get("next", OffsetDateTime.class);
-        return r.get("due", Long.class) > 0
-                ? null
-                : next == null ? Instant.MAX : next.toInstant().plus(Duration.between(stale, now));
     }
 
     /** One part report for {@link #partsReported}, for an order the agent was checked to report on. */

@@ -6,6 +6,7 @@ import io.kvreuse.store.PgNotifications;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -41,6 +42,18 @@ public class LongPoll {
         /** A claim statement's rows as one look: what they all found, and the quiet time of the first. */
         static <T> Look<T> of(List<Look<T>> rows) {
             return new Look<>(rows.stream().flatMap(l -> l.found().stream()).toList(), rows.getFirst().quietUntil);
+        }
+
+        /**
+         * A claim statement's row that claimed nothing: unknown while {@code due} are due (but locked by
+         * another poll), else {@code later} after the next one comes due, or never without a notification.
+         */
+        static <T> Look<T> none(long due, @Nullable OffsetDateTime next, Duration later) {
+            return new Look<>(
+                    List.of(),
+                    due > 0
+                            ? null
+                            : next == null ? Instant.MAX : next.toInstant().plus(later));
         }
     }
 

@@ -161,9 +161,14 @@ class ReportGroups {
                 .onErrorResume(KvReuseException.class, e -> Mono.just(ItemResult.failed(e)));
     }
 
+    /** A report on a lease, checked and built on it by {@code report}; a lease not found is 404. */
+    static Grouped checked(UUID leaseId, String actor, Function<LeaseAggregate, Mono<LeaseReport>> report) {
+        return new Grouped(leaseId, actor, report, () -> LeaseProblems.noSuchLease(leaseId));
+    }
+
     /** A report that needs no check beyond its lease's existence. */
     static Grouped unchecked(UUID leaseId, LeaseReport report, String actor) {
-        return new Grouped(leaseId, actor, lease -> Mono.just(report), () -> LeaseProblems.noSuchLease(leaseId));
+        return checked(leaseId, actor, lease -> Mono.just(report));
     }
 
     /**
