@@ -148,11 +148,15 @@ public record LeaseView(
                 r.abandonDeadline(),
                 r.stateChangedAt(),
                 r.version(),
-                lease.pins().stream()
-                        .sorted(Comparator.comparingInt(LeaseAggregate.Pin::rank))
-                        .map(p -> new Pin(p.rank(), p.state().name(), r.fetchBlocks()))
-                        .toList(),
+                pins(lease),
                 destinations(lease));
+    }
+
+    private static List<Pin> pins(LeaseAggregate lease) {
+        return lease.pins().stream()
+                .sorted(Comparator.comparingInt(LeaseAggregate.Pin::rank))
+                .map(p -> new Pin(p.rank(), p.state().name(), lease.row().fetchBlocks()))
+                .toList();
     }
 
     private static List<Destination> destinations(LeaseAggregate lease) {

@@ -12,7 +12,7 @@ import com.sun.source.util.Trees;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -47,6 +47,8 @@ class LeaseSizeTests {
         long total = lines.values().stream().mapToLong(Long::longValue).sum();
         System.out.println("lease package: " + files.size() + " files, " + total + " lines (target " + TARGET_TOTAL
                 + "): " + lines);
+        List<String> longest = methodsOver(0, files);
+        System.out.println("longest lease methods: " + longest.subList(0, Math.min(5, longest.size())));
         List<String> tooLong = methodsOver(MAX_METHOD, files);
         assertThat(files).as("the lease package's sources were found").hasSizeGreaterThan(10);
         assertThat(tooLong).as("lease methods over " + MAX_METHOD + " lines").isEmpty();
@@ -58,10 +60,13 @@ class LeaseSizeTests {
         }
     }
 
-    /** Each method or constructor longer than {@code max} lines, as {@code File.java:line name (n lines)}. */
+    /**
+     * Each method or constructor longer than {@code max} lines, longest first, as {@code File.java:line
+     * name (n lines)}.
+     */
     static List<String> methodsOver(int max, List<Path> files) throws IOException {
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-        List<String> found = new ArrayList<>();
+        Map<String, Long> found = new HashMap<>();
         try (StandardJavaFileManager fm = javac.getStandardFileManager(null, null, null)) {
             JavacTask task = (JavacTask)
                     javac.getTask(null, fm, null, List.of("-proc:none"), null, fm.getJavaFileObjectsFromPaths(files));
@@ -84,13 +89,16 @@ class LeaseSizeTests {
                             String file = Path.of(unit.getSourceFile().toUri())
                                     .getFileName()
                                     .toString();
-                            found.add(file + ":" + first + " " + m.getName() + " (" + n + " lines)");
+                            found.put(file + ":" + first + " " + m.getName() + " (" + n + " lines)", n);
                         }
                         return super.visitMethod(m, unused);
                     }
                 }.scan(unit, null);
             }
         }
-        return found;
+        return found.entrySet().stream()
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed().thenComparing(Map.Entry.comparingByKey()))
+                .map(Map.Entry::getKey)
+                .toList();
     }
 }
