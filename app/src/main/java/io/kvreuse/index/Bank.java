@@ -39,6 +39,10 @@ final class Bank {
     private static final short D_FAR = Short.MIN_VALUE + 2;
 
     final UUID id;
+    /** The id's two halves, for ordering candidates as {@link UUID#compareTo} does without reaching the UUID. */
+    private final long idHi;
+
+    private final long idLo;
     final int index;
     final int domain;
     final int capacity;
@@ -59,10 +63,17 @@ final class Bank {
 
     Bank(UUID id, int index, int domain, int capacity, long epoch) {
         this.id = id;
+        this.idHi = id.getMostSignificantBits();
+        this.idLo = id.getLeastSignificantBits();
         this.index = index;
         this.domain = domain;
         this.capacity = capacity;
         this.view = BankView.initial(epoch);
+    }
+
+    /** Whether this bank's id comes before the other's in {@link UUID#compareTo} order. */
+    boolean before(Bank other) {
+        return idHi < other.idHi || (idHi == other.idHi && idLo < other.idLo);
     }
 
     boolean occupied(int slot) {
