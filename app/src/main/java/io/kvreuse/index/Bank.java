@@ -40,9 +40,9 @@ final class Bank {
 
     final UUID id;
     /** The id's two halves, for ordering candidates as {@link UUID#compareTo} does without reaching the UUID. */
-    private final long idHi;
+    final long idHi;
 
-    private final long idLo;
+    final long idLo;
     final int index;
     final int domain;
     final int capacity;
@@ -69,11 +69,6 @@ final class Bank {
         this.domain = domain;
         this.capacity = capacity;
         this.view = BankView.initial(epoch);
-    }
-
-    /** Whether this bank's id comes before the other's in {@link UUID#compareTo} order. */
-    boolean before(Bank other) {
-        return idHi < other.idHi || (idHi == other.idHi && idLo < other.idLo);
     }
 
     boolean occupied(int slot) {
