@@ -61,13 +61,6 @@ final class CoverageSearch {
             return List.of();
         }
         Scratch s = scratch.get();
-        // the chain's cache lines are read up front, all at once: the search's probes then find
-        // h[mid] in cache instead of adding its miss to each round's chain of dependent misses
-        long touched = h[n - 1];
-        for (int i = 0; i < n; i += 8) {
-            touched += h[i];
-        }
-        s.sink[0] += (int) touched;
         // the first round's probe slots are loaded with h[0]'s: their cache misses overlap. Besides
         // the levels spread over the chain it probes the last one, which decides at once every
         // bank holding the whole chain (a full hit) instead of searching on for it
@@ -90,6 +83,14 @@ final class CoverageSearch {
         if (size == 0) {
             return List.of();
         }
+        // the chain's cache lines are read now, all at once, so that the search's probes find h[mid]
+        // in cache instead of adding its miss to each round's chain of dependent misses (not before
+        // h[0] is known to be held: a miss would pay for them)
+        long touched = h[n - 1];
+        for (int i = 0; i < n; i += 8) {
+            touched += h[i];
+        }
+        s.sink[0] += (int) touched;
         // records are read after the views that interpret them: h[0] again, with the first round
         s.sink[0] += table.getAt(h, s.at, m + 1, s.probes, s.next);
         s.keys += m + 1;
