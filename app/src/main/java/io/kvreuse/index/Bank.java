@@ -39,6 +39,10 @@ final class Bank {
     private static final short D_FAR = Short.MIN_VALUE + 2;
 
     final UUID id;
+    /** The id's two halves, for ordering candidates as {@link UUID#compareTo} does without reaching the UUID. */
+    final long idHi;
+
+    final long idLo;
     final int index;
     final int domain;
     final int capacity;
@@ -59,6 +63,8 @@ final class Bank {
 
     Bank(UUID id, int index, int domain, int capacity, long epoch) {
         this.id = id;
+        this.idHi = id.getMostSignificantBits();
+        this.idLo = id.getLeastSignificantBits();
         this.index = index;
         this.domain = domain;
         this.capacity = capacity;

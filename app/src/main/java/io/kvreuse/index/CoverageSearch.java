@@ -25,7 +25,13 @@ import org.jspecify.annotations.Nullable;
 final class CoverageSearch {
 
     private static final int MAX_ATTEMPTS = 8;
-    /** A search round splits a gap of the chain into up to this many parts. */
+    /**
+     * A search round splits a gap of the chain into up to this many parts, each candidate tested
+     * against 2 of a round's 3 probes (a binary search over them). Measured against 2, 3, 8 and 16
+     * on the 256-block benchmark: fewer probes per round add dependent rounds, more add table
+     * lookups (cold cache misses) that cost more than the rounds they save; so did a first round
+     * of 16 (three rounds instead of four for a 256-block chain, 12 more cold lookups).
+     */
     private static final int FANOUT = 4;
 
     private final HolderTable table;
@@ -55,13 +61,18 @@ final class CoverageSearch {
             return List.of();
         }
         Scratch s = scratch.get();
-        // the first round's probe slots are loaded with h[0]'s: their cache misses overlap
+        // the first round's probe slots are loaded with h[0]'s: their cache misses overlap. Besides
+        // the levels spread over the chain it probes the last one, which decides at once every
+        // bank holding the whole chain (a full hit) instead of searching on for it
         int m = Math.min(FANOUT - 1, n - 1);
         s.at[0] = 0;
         for (int j = 0; j < m; j++) {
             s.at[j + 1] = probe(0, n, m, j);
         }
-        int[] first = table.getFirst(h, s.at, m + 1, s.probes);
+        if (m > 0 && s.at[m] < n - 1) {
+            s.at[++m] = n - 1;
+        }
+        int[] first = table.getFirst(h, s.at, m + 1, s.probes, s.next, s.sink);
         s.lookups++;
         s.keys += m + 1;
         s.rounds++;
@@ -72,8 +83,16 @@ final class CoverageSearch {
         if (size == 0) {
             return List.of();
         }
+        // the chain's cache lines are read now, all at once, so that the search's probes find h[mid]
+        // in cache instead of adding its miss to each round's chain of dependent misses (not before
+        // h[0] is known to be held: a miss would pay for them)
+        long touched = h[n - 1];
+        for (int i = 0; i < n; i += 8) {
+            touched += h[i];
+        }
+        s.sink[0] += (int) touched;
         // records are read after the views that interpret them: h[0] again, with the first round
-        table.getAt(h, s.at, m + 1, s.probes);
+        s.sink[0] += table.getAt(h, s.at, m + 1, s.probes, s.next);
         s.keys += m + 1;
         for (int a = 0; a < size; a++) {
             s.order[a] = a;
@@ -90,10 +109,11 @@ final class CoverageSearch {
             }
         }
         if (closed > 0) {
-            search(s, closed, n, h, lineage);
+            search(s, closed, n, h, lineage, m);
         }
         for (int a = 0; a < size; a++) {
-            if (!s.views[a].stillExplains(s.banks[a].view)) {
+            BankView now = s.banks[a].view;
+            if (now != s.views[a] && !s.views[a].stillExplains(now)) {
                 s.covered[a] = again(s, a, h, n, lineage);
             }
         }
@@ -111,17 +131,19 @@ final class CoverageSearch {
      * {@code order} (in bank order) with a gap {@code (lo, hi)}: all serve {@code h[lo]}, none
      * {@code h[hi]} (or {@code hi == n}). A round probes up to {@code FANOUT - 1} levels spread over
      * every open group's gap, all groups' probes fetched together (their cache misses overlap), and
-     * splits each group by how many of its probes it serves. The first round's probes were fetched
-     * with {@code h[0]} (at {@code s.probes[1..]}).
+     * splits each group by how many of its probes it serves. The first round's {@code first} probes
+     * were chosen and fetched with {@code h[0]} (at {@code s.at[1..]} and {@code s.probes[1..]}).
      */
-    private void search(Scratch s, int closed, int n, long[] h, int lineage) {
+    private void search(Scratch s, int closed, int n, long[] h, int lineage, int first) {
         s.groups = 0;
         s.addGroup(0, closed, 0, n);
+        s.firstProbe[0] = 1;
+        s.probeCount[0] = first;
         boolean fetched = true;
         while (s.groups > 0) {
             int groups = s.groups;
-            int probes = fetched ? 1 : 0;
-            for (int g = 0; g < groups; g++) {
+            int probes = 0;
+            for (int g = 0; g < groups && !fetched; g++) {
                 int lo = s.lo[g];
                 int hi = s.hi[g];
                 int m = Math.min(FANOUT - 1, hi - lo - 1);
@@ -133,7 +155,7 @@ final class CoverageSearch {
                 }
             }
             if (!fetched) {
-                table.getAt(h, s.at, probes, s.probes);
+                s.sink[0] += table.getAt(h, s.at, probes, s.probes, s.next);
                 s.keys += probes;
                 s.rounds++;
             }
@@ -146,38 +168,41 @@ final class CoverageSearch {
         }
     }
 
-    /** Splits group {@code g} by its probes into the next round's groups; a gap of one level is decided. */
+    /**
+     * Splits group {@code g} by its probes into the next round's groups; a gap of one level is
+     * decided. Coverage is monotone, so each candidate is placed among the probes by a binary search:
+     * the group is partitioned by its middle probe, each part by the middle of its half, and so on.
+     */
     private static void splitGroup(Scratch s, int g, int lineage) {
-        int from = s.from[g];
-        int to = s.to[g];
-        int lo = s.lo[g];
-        int hi = s.hi[g];
-        int m = s.probeCount[g];
-        int base = s.firstProbe[g];
-        int[] ends = s.ends;
-        ends[0] = to;
-        int end = to;
-        for (int j = 0; j < m; j++) {
-            if (end > from) {
-                end = s.partition(from, end, s.probes[base + j], s.at[base + j], lineage);
-            }
-            ends[j + 1] = end;
-        }
-        // order[ends[l + 1] .. ends[l]) serve exactly the first l probes (order[from .. ends[m]) all m)
-        for (int l = m; l >= 0; l--) {
-            int start = l == m ? from : ends[l + 1];
-            int stop = ends[l];
-            if (start < stop) {
-                int gapLo = l == 0 ? lo : s.at[base + l - 1];
-                int gapHi = l == m ? hi : s.at[base + l];
+        split(s, s.from[g], s.to[g], s.firstProbe[g], 0, s.probeCount[g], s.probeCount[g], s.lo[g], s.hi[g], lineage);
+    }
+
+    /**
+     * Places {@code order[from..to)}, which serve probe {@code jLo - 1} (or the gap's {@code lo}) and
+     * not probe {@code jHi} (or {@code hi}), among the probes {@code jLo..jHi) of the group's
+     * {@code m} (starting at {@code base}).
+     */
+    private static void split(
+            Scratch s, int from, int to, int base, int jLo, int jHi, int m, int lo, int hi, int lineage) {
+        while (from < to) {
+            if (jLo == jHi) {
+                int gapLo = jLo == 0 ? lo : s.at[base + jLo - 1];
+                int gapHi = jHi == m ? hi : s.at[base + jHi];
                 if (gapHi - gapLo <= 1) {
-                    for (int j = start; j < stop; j++) {
+                    for (int j = from; j < to; j++) {
                         s.covered[s.order[j]] = gapLo + 1;
                     }
                 } else {
-                    s.addNextGroup(start, stop, gapLo, gapHi);
+                    s.addNextGroup(from, to, gapLo, gapHi);
                 }
+                return;
             }
+            int mid = (jLo + jHi) >>> 1;
+            int end = s.partition(from, to, s.probes[base + mid], s.at[base + mid], lineage);
+            // order[from..end) serve probe mid: place them above it; the rest below it, in this loop
+            split(s, from, end, base, mid + 1, jHi, m, lo, hi, lineage);
+            from = end;
+            jHi = mid;
         }
     }
 
@@ -298,6 +323,10 @@ final class CoverageSearch {
         int[] spare = new int[16];
         /** Per candidate, its bank's index (the merge key, read without touching the bank). */
         int[] bankIndex = new int[16];
+        /** Per candidate, its bank id's halves: ties are ordered without touching the banks. */
+        long[] idHi = new long[16];
+
+        long[] idLo = new long[16];
 
         long lookups;
         long keys;
@@ -305,7 +334,11 @@ final class CoverageSearch {
 
         int[] at = new int[4 * FANOUT];
         int[][] probes = new int[4 * FANOUT][];
-        final int[] ends = new int[FANOUT + 1];
+        /** Per probe, the table slot after its home slot (see {@link HolderTable#getAt}). */
+        int[][] next = new int[4 * FANOUT][];
+        /** Keeps the table's cache-warming reads from being optimised away. */
+        final int[] sink = new int[1];
+
         int size;
         // this round's groups and the next round's, as parallel arrays
         int groups;
@@ -359,6 +392,7 @@ final class CoverageSearch {
                 int grown = Math.max(count, at.length * 2);
                 at = Arrays.copyOf(at, grown);
                 probes = Arrays.copyOf(probes, grown);
+                next = new int[grown][];
             }
         }
 
@@ -373,6 +407,8 @@ final class CoverageSearch {
                 order = new int[grown];
                 spare = new int[grown];
                 bankIndex = new int[grown];
+                idHi = new long[grown];
+                idLo = new long[grown];
                 from = new int[grown];
                 to = new int[grown];
                 lo = new int[grown];
@@ -422,6 +458,8 @@ final class CoverageSearch {
                 banks[size] = bank;
                 views[size] = view;
                 bankIndex[size] = index;
+                idHi[size] = bank.idHi;
+                idLo[size] = bank.idLo;
                 size++;
             }
         }
@@ -508,11 +546,13 @@ final class CoverageSearch {
             Arrays.fill(banks, 0, size, null);
             Arrays.fill(views, 0, size, null);
             Arrays.fill(probes, null);
+            Arrays.fill(next, null);
             return result;
         }
 
         private boolean better(int a, int b) {
-            return covered[a] > covered[b] || (covered[a] == covered[b] && banks[a].id.compareTo(banks[b].id) < 0);
+            return covered[a] > covered[b]
+                    || (covered[a] == covered[b] && (idHi[a] < idHi[b] || (idHi[a] == idHi[b] && idLo[a] < idLo[b])));
         }
     }
 }

@@ -63,60 +63,79 @@ final class HolderTable {
     }
 
     /**
-     * Looks up {@code keys[from..to)} into {@code out[0..to-from)}. First loads every home slot, then
-     * checks them: the loads of each pass are independent, so their cache misses overlap instead of
-     * being paid one after another as a loop of {@link #get} would.
+     * Looks up {@code keys[at[i]]} into {@code out[i]} for {@code i < count} ({@code next} is scratch
+     * of the same size). The probes are independent, so their cache misses are made to overlap
+     * instead of being paid one after another as a loop of {@link #get} would: one pass loads every
+     * key's home slot and the slot after it (usually the same cache line), a second touches the
+     * arrays found there (so a key displaced by one slot, the common collision at this load, costs
+     * no extra dependent miss), and a third matches the keys, probing further only past both.
+     * Returns a value of the touched words that the caller should keep, so the touching pass stays.
      */
-    void getAll(long[] keys, int from, int to, int[][] out) {
+    int getAt(long[] keys, int[] at, int count, int[][] out, int[][] next) {
         int[][] table = slots;
-        int mask = table.length - 1;
-        for (int i = from; i < to; i++) {
-            out[i - from] = (int[]) SLOTS.getAcquire(table, (int) mix(keys[i]) & mask);
+        load(table, keys, at, 0, count, out, next);
+        int touched = touch(out, next, 0, count);
+        for (int i = 0; i < count; i++) {
+            out[i] = resolve(table, keys[at[i]], out[i], next[i]);
         }
-        for (int i = from; i < to; i++) {
-            int[] home = out[i - from];
-            if (home != null && (home == TOMBSTONE || Holders.key(home) != keys[i])) {
-                out[i - from] = probe(table, keys[i], ((int) mix(keys[i]) + 1) & mask);
-            }
-        }
+        return touched;
     }
 
     /**
-     * Looks up {@code keys[at[i]]} into {@code out[i]} for {@code i < count}, overlapping the cache
-     * misses of the independent probes as {@link #getAll} does.
+     * Returns the array of {@code keys[at[0]]}, having also loaded the slots of
+     * {@code keys[at[1..count)]} and touched their arrays (as {@link #getAt} does, leaving
+     * {@code out[1..count)} unresolved), so that their cache misses overlap this one and a later
+     * {@link #getAt} of the same keys finds them in cache. The touched words are added to
+     * {@code sink[0]}.
      */
-    void getAt(long[] keys, int[] at, int count, int[][] out) {
+    int @Nullable [] getFirst(long[] keys, int[] at, int count, int[][] out, int[][] next, int[] sink) {
         int[][] table = slots;
+        load(table, keys, at, 0, count, out, next);
+        sink[0] += touch(out, next, 1, count);
+        return resolve(table, keys[at[0]], out[0], next[0]);
+    }
+
+    /** The home slot and the one after it of each key, with acquire semantics (plain loads, then one fence). */
+    private static void load(int[][] table, long[] keys, int[] at, int from, int count, int[][] out, int[][] next) {
         int mask = table.length - 1;
-        for (int i = 0; i < count; i++) {
-            out[i] = (int[]) SLOTS.getAcquire(table, (int) mix(keys[at[i]]) & mask);
+        for (int i = from; i < count; i++) {
+            int home = (int) mix(keys[at[i]]) & mask;
+            out[i] = table[home];
+            next[i] = table[(home + 1) & mask];
         }
-        for (int i = 0; i < count; i++) {
+        VarHandle.acquireFence();
+    }
+
+    private static int touch(int[][] out, int[][] next, int from, int count) {
+        int touched = 0;
+        for (int i = from; i < count; i++) {
             int[] home = out[i];
-            long key = keys[at[i]];
-            if (home != null && (home == TOMBSTONE || Holders.key(home) != key)) {
-                out[i] = probe(table, key, ((int) mix(key) + 1) & mask);
+            int[] after = next[i];
+            if (home != null) {
+                touched += home[1];
+            }
+            if (after != null) {
+                touched += after[1];
             }
         }
+        return touched;
     }
 
-    /**
-     * Returns the array of {@code keys[at[0]]}, having also loaded the home slots of
-     * {@code keys[at[1..count)]} (into {@code out[1..count)}, unresolved), so that their cache misses overlap this one and a later
-     * {@link #getAt} of the same keys finds them in cache.
-     */
-    int @Nullable [] getFirst(long[] keys, int[] at, int count, int[][] out) {
-        int[][] table = slots;
-        int mask = table.length - 1;
-        for (int i = 1; i < count; i++) {
-            out[i] = (int[]) SLOTS.getAcquire(table, (int) mix(keys[at[i]]) & mask);
+    /** The array of {@code key}, given its home slot's array and the next slot's. */
+    private static int @Nullable [] resolve(int[][] table, long key, int @Nullable [] home, int @Nullable [] after) {
+        if (home == null) {
+            return null;
         }
-        long key = keys[at[0]];
-        int[] home = (int[]) SLOTS.getAcquire(table, (int) mix(key) & mask);
-        if (home != null && (home == TOMBSTONE || Holders.key(home) != key)) {
-            home = probe(table, key, ((int) mix(key) + 1) & mask);
+        if (home != TOMBSTONE && Holders.key(home) == key) {
+            return home;
         }
-        return home;
+        if (after == null) {
+            return null;
+        }
+        if (after != TOMBSTONE && Holders.key(after) == key) {
+            return after;
+        }
+        return probe(table, key, ((int) mix(key) + 2) & (table.length - 1));
     }
 
     private static int @Nullable [] probe(int[][] table, long key, int start) {

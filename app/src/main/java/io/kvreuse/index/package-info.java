@@ -25,9 +25,13 @@
  * <p><b>Lookup.</b> Take the banks serving {@code h[0]} at position 0 in the domain. The
  * prefix-closed ones are searched together: a round probes up to 3 levels spread over each group's
  * open gap (all groups' probes fetched at once, so their cache misses overlap), splits the group by
- * how many of its probes each bank serves, and continues in the narrower gaps; the first round is
- * fetched together with {@code h[0]}. A long hit takes about log4(n) rounds, and the work is
- * (distinct coverages) × log(n) probes, each a merge of a group with one holder array. A bank that
+ * how many of its probes each bank serves (a binary search over the probes), and continues in the
+ * narrower gaps; the first round is fetched together with {@code h[0]} and also probes
+ * {@code h[n-1]}, so a bank holding the whole chain is decided at once. A long hit takes about
+ * log4(n) rounds, and the work is (distinct coverages) × log(n) probes, each a merge of a group
+ * with one holder array. The cost is the table's cold cache misses (a slot, then the holder array
+ * behind it): each key's home slot and the next are loaded together, their arrays touched in one
+ * pass, and the chain's own lines read at once when {@code h[0]} is held. A bank that
  * is not prefix-closed right now (an orphan somewhere) is walked level by level, so answers never
  * depend on closure, only their speed does. The best {@code maxCandidates} are kept by (coverage
  * desc, bank id asc); per-lookup scratch is per thread, so a lookup allocates only its answer.

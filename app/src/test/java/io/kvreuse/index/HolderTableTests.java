@@ -120,19 +120,57 @@ class HolderTableTests {
     }
 
     @Test
-    void getAllWhenKeysCollideOrAreAbsentThenSameAsGet() {
+    void getAtWhenKeysCollideOrAreAbsentThenSameAsGet() {
         HolderTable table = new HolderTable(4);
         for (long key = 0; key < 9; key++) {
             table.put(holders(key, 1));
         }
         table.remove(4L);
         long[] keys = {8, 7, 4, 100, 0, -5, 3};
-        int[][] out = new int[keys.length][];
-        table.getAll(keys, 1, keys.length, out);
-        for (int i = 1; i < keys.length; i++) {
-            assertThat(out[i - 1]).as("key %d", keys[i]).isSameAs(table.get(keys[i]));
+        int[] at = {1, 2, 3, 4, 5, 6};
+        int[][] out = new int[at.length][];
+        int[][] next = new int[at.length][];
+        table.getAt(keys, at, at.length, out, next);
+        for (int i = 0; i < at.length; i++) {
+            assertThat(out[i]).as("key %d", keys[at[i]]).isSameAs(table.get(keys[at[i]]));
         }
         assertThat(out[0]).isNotNull();
         assertThat(out[1]).isNull();
+    }
+
+    @Test
+    void getAtAndGetFirstFindKeysAtEveryDisplacement() {
+        // a small, crowded table: keys sit at their home slot, the next, or further on, past tombstones
+        HolderTable table = new HolderTable(64);
+        java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+        java.util.List<Long> present = new java.util.ArrayList<>();
+        for (int i = 0; i < 70; i++) {
+            long key = random.nextLong();
+            table.put(holders(key, 1));
+            present.add(key);
+        }
+        for (int i = 0; i < 20; i++) {
+            table.remove(present.remove(random.nextInt(present.size())));
+        }
+        long[] keys = new long[present.size() + 40];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = i < present.size() ? present.get(i) : random.nextLong();
+        }
+        int[] at = new int[keys.length];
+        for (int i = 0; i < at.length; i++) {
+            at[i] = (i * 37) % keys.length;
+        }
+        int[][] out = new int[at.length][];
+        int[][] next = new int[at.length][];
+        table.getAt(keys, at, at.length, out, next);
+        for (int i = 0; i < at.length; i++) {
+            assertThat(out[i]).as("key %d", keys[at[i]]).isSameAs(table.get(keys[at[i]]));
+            assertThat(out[i] != null).isEqualTo(at[i] < present.size());
+        }
+        for (int i = 0; i < at.length; i++) {
+            int[] shifted = java.util.Arrays.copyOfRange(at, i, at.length);
+            assertThat(table.getFirst(keys, shifted, shifted.length, out, next, new int[1]))
+                    .isSameAs(table.get(keys[at[i]]));
+        }
     }
 }

@@ -183,6 +183,11 @@ class PrefixIndexPropertyTests {
             int max = 1 + node % 3 * 2;
             for (String domain : new String[] {"domain-a", "domain-b"}) {
                 for (String lineage : new String[] {null, "img-1", "img-3"}) {
+                    // the whole held path (its last block decides a full hit at once), then one block past it
+                    List<Candidate> whole = index.lookup(domain, chain, chain.length - 1, lineage, max);
+                    assertThat(whole)
+                            .as("lookup node %d's path in %s lineage %s", node, domain, lineage)
+                            .isEqualTo(model.lookup(domain, chain, chain.length - 1, lineage, max));
                     List<Candidate> expected = model.lookup(domain, chain, chain.length, lineage, max);
                     List<Candidate> actual = index.lookup(domain, chain, chain.length, lineage, max);
                     assertThat(actual)

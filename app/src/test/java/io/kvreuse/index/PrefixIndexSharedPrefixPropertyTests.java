@@ -126,9 +126,11 @@ class PrefixIndexSharedPrefixPropertyTests {
                 chain[chain.length - 1] = ~hashes[node]; // a block nobody holds
                 int max = 1 + node % 4;
                 for (String lineage : new String[] {null, "img-1"}) {
-                    assertThat(index.lookup(DOMAIN, chain, chain.length, lineage, max))
-                            .as("lookup of node %d, lineage %s", node, lineage)
-                            .isEqualTo(model.lookup(DOMAIN, chain, chain.length, lineage, max));
+                    for (int n : new int[] {chain.length, chain.length - 1}) {
+                        assertThat(index.lookup(DOMAIN, chain, n, lineage, max))
+                                .as("lookup of node %d, %d blocks, lineage %s", node, n, lineage)
+                                .isEqualTo(model.lookup(DOMAIN, chain, n, lineage, max));
+                    }
                 }
             }
         }
