@@ -1,7 +1,7 @@
 package io.kvreuse.lease;
 
 import java.time.Instant;
-import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.stream.Stream;
@@ -10,7 +10,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * The in-flight caps, enforced where PROPOSED leases are written, in the one statement that writes
- * them: its first step ({@code kvreuse_admit_leases}, migrations V81 and V82, which writes nothing)
+ * them: its first step ({@code kvreuse_admit_proposals}, migrations V82 and V90, which writes nothing)
  * takes a transaction-level advisory lock per donor and per target of the group (in key order, so
  * writers never deadlock), reads each party's leases in flight from its counters once the locks are
  * held — every replica's, since the locks and counters are PostgreSQL's — and admits the group's
@@ -29,35 +29,41 @@ final class InflightCaps {
     /** Advisory lock class of in-flight counting ("kvif"); the two-key lock space is apart from the sweepers'. */
     static final int LOCK_CLASS = 0x6b76_6966;
 
-    /** Admits the group under the caps, then inserts what was admitted; answers the admissions. */
-    private static final String PROPOSE = """
-            WITH input AS (SELECT CAST(:plans AS JSONB) AS plans),
-            admission AS MATERIALIZED (
-                SELECT kvreuse_admit_leases(plans, :cls, CAST(:keys AS INTEGER[]), :donorCap, :targetCap, :now)
-                       AS admitted
-                FROM input),
+    /**
+     * Admits the group under the caps, then inserts what was admitted; answers the admissions. One
+     * array per column, in the group's order; the group's fetched hashes are one array, each
+     * proposal's a slice ({@code :hash_from}, {@code :hash_n}); deadlines in epoch microseconds.
+     */
+    static final String PROPOSE = """
+            WITH admission AS MATERIALIZED (
+                SELECT kvreuse_admit_proposals(CAST(:donor AS UUID[]), CAST(:target AS UUID[]), :cls,
+                    CAST(:keys AS INTEGER[]), :donorCap, :targetCap) AS admitted),
             plan AS (
-                SELECT x.* FROM input, admission, ROWS FROM (jsonb_to_recordset(input.plans) AS ("leaseId" UUID,
-                    "requestId" TEXT, "domainId" TEXT, "transportClass" TEXT, "donorId" UUID, "donorEpoch" BIGINT,
-                    "bankId" UUID, "bankEpoch" BIGINT, "targetId" UUID, "targetEpoch" BIGINT,
-                    "localPrefixBlocks" INTEGER, "fetchedHashes" BIGINT[], "slotRuns" INTEGER[], "mmLineage" TEXT,
-                    "actionType" TEXT, "transferMs" DOUBLE PRECISION, "recomputeMs" DOUBLE PRECISION,
-                    "budgetBytes" BIGINT, "manifestBytes" INTEGER, "ttlDeadline" TIMESTAMPTZ,
-                    "transferDeadline" TIMESTAMPTZ, "abandonDeadline" TIMESTAMPTZ)) WITH ORDINALITY AS x
-                WHERE admission.admitted[x.ordinality]),
+                SELECT p.* FROM admission, unnest(CAST(:lease AS UUID[]), CAST(:request AS TEXT[]), CAST(:domain AS TEXT[]),
+                        CAST(:transport AS TEXT[]), CAST(:donor AS UUID[]), CAST(:donor_epoch AS BIGINT[]),
+                        CAST(:bank AS UUID[]), CAST(:bank_epoch AS BIGINT[]), CAST(:target AS UUID[]),
+                        CAST(:target_epoch AS BIGINT[]), CAST(:local_prefix AS INTEGER[]), CAST(:hash_from AS INTEGER[]),
+                        CAST(:hash_n AS INTEGER[]), CAST(:slot_runs AS TEXT[]), CAST(:mm_lineage AS TEXT[]),
+                        CAST(:action AS TEXT[]), CAST(:transfer_ms AS DOUBLE PRECISION[]),
+                        CAST(:recompute_ms AS DOUBLE PRECISION[]), CAST(:budget AS BIGINT[]), CAST(:manifest AS INTEGER[]),
+                        CAST(:ttl AS BIGINT[]), CAST(:transfer_by AS BIGINT[]), CAST(:abandon_by AS BIGINT[]))
+                    WITH ORDINALITY AS p(lease_id, request_id, domain_id, transport, donor, donor_epoch, bank, bank_epoch,
+                        target, target_epoch, local_prefix, hash_from, hash_n, slot_runs, mm_lineage, action, transfer_ms,
+                        recompute_ms, budget, manifest, ttl, transfer_by, abandon_by, n)
+                WHERE admission.admitted[p.n]),
             proposed AS (
                 INSERT INTO lease (lease_id, request_id, state, domain_id, donor_incarnation_id, donor_epoch, bank_id,
                     bank_epoch, target_incarnation_id, target_epoch, local_prefix_blocks, fetch_blocks, seq_hashes,
                     transport_class, predicted_transfer_ms, predicted_recompute_ms, budget_bytes, manifest_bytes,
                     ttl_deadline, transfer_deadline, abandon_deadline, source_slot_runs, mm_lineage, action_type)
-                SELECT "leaseId", "requestId", 'PROPOSED', "domainId", "donorId", "donorEpoch", "bankId", "bankEpoch",
-                    "targetId", "targetEpoch", "localPrefixBlocks", cardinality("fetchedHashes"), "fetchedHashes",
-                    "transportClass", "transferMs", "recomputeMs", "budgetBytes", "manifestBytes", "ttlDeadline",
-                    "transferDeadline", "abandonDeadline",
-                    (SELECT COALESCE(jsonb_agg(jsonb_build_array("slotRuns"[i], "slotRuns"[i + 1]) ORDER BY i), '[]')
-                     FROM generate_series(1, cardinality("slotRuns"), 2) AS i),
-                    "mmLineage", "actionType"
-                FROM plan
+                SELECT lease_id, request_id, 'PROPOSED', domain_id, donor, donor_epoch, bank, bank_epoch, target,
+                    target_epoch, local_prefix, hash_n, (CAST(:hashes AS BIGINT[]))[hash_from + 1 : hash_from + hash_n],
+                    transport, transfer_ms, recompute_ms, budget, manifest,
+                    TIMESTAMPTZ 'epoch' + ttl * INTERVAL '1 microsecond',
+                    TIMESTAMPTZ 'epoch' + transfer_by * INTERVAL '1 microsecond',
+                    TIMESTAMPTZ 'epoch' + abandon_by * INTERVAL '1 microsecond',
+                    CAST(slot_runs AS JSONB), mm_lineage, action
+                FROM plan ORDER BY n
                 RETURNING lease_id, donor_incarnation_id, created_at),
             pins AS (
                 INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at)
@@ -65,9 +71,9 @@ final class InflightCaps {
                 FROM proposed l JOIN incarnation_rank r ON r.incarnation_id = l.donor_incarnation_id),
             counted AS (
                 INSERT INTO lease_inflight (incarnation_id, side, admitted)
-                SELECT party, side, count(*) FROM (SELECT "donorId" AS party, 'D' AS side FROM plan
-                                                   UNION ALL SELECT "targetId", 'T' FROM plan) AS parties
-                GROUP BY party, side
+                SELECT party, side, count(*) FROM (SELECT donor AS party, 'D' AS side FROM plan
+                                                   UNION ALL SELECT target, 'T' FROM plan) AS parties
+                GROUP BY party, side ORDER BY party, side
                 ON CONFLICT (incarnation_id, side) DO UPDATE SET admitted = lease_inflight.admitted + EXCLUDED.admitted)
             SELECT admitted FROM admission
             """;
@@ -79,32 +85,132 @@ final class InflightCaps {
 
     /**
      * Locks every party of the group, reads their leases in flight from the counters (work bounded by
-     * the group's parties), and inserts the proposals of {@code plansJson} (one object
-     * per {@link LeaseProposals.Proposal}, in the order of {@code group}) that fit: per proposal,
-     * whether it was admitted.
+     * the group's parties), and inserts the proposals of {@code group} that fit: per proposal, in
+     * order, whether it was admitted.
      */
     static Mono<boolean[]> proposeWithinCaps(
-            DatabaseClient db, String plansJson, List<Parties> group, Instant now, int maxPerDonor, int maxPerTarget) {
+            DatabaseClient db, List<LeaseProposals.Proposal> group, int maxPerDonor, int maxPerTarget) {
+        int n = group.size();
+        String[] lease = new String[n];
+        String[] request = new String[n];
+        String[] domain = new String[n];
+        String[] transport = new String[n];
+        String[] donor = new String[n];
+        Long[] donorEpoch = new Long[n];
+        String[] bank = new String[n];
+        Long[] bankEpoch = new Long[n];
+        String[] target = new String[n];
+        Long[] targetEpoch = new Long[n];
+        Integer[] localPrefix = new Integer[n];
+        Integer[] hashFrom = new Integer[n];
+        Integer[] hashN = new Integer[n];
+        String[] slotRuns = new String[n];
+        String[] mmLineage = new String[n];
+        String[] action = new String[n];
+        String[] transferMs = new String[n];
+        String[] recomputeMs = new String[n];
+        Long[] budget = new Long[n];
+        Integer[] manifest = new Integer[n];
+        Long[] ttl = new Long[n];
+        Long[] transferBy = new Long[n];
+        Long[] abandonBy = new Long[n];
+        int hashes = 0;
+        for (LeaseProposals.Proposal p : group) {
+            hashes += p.fetchedHashes().length;
+        }
+        Long[] allHashes = new Long[hashes];
+        List<Parties> parties = new ArrayList<>(n);
+        int at = 0;
+        for (int i = 0; i < n; i++) {
+            LeaseProposals.Proposal p = group.get(i);
+            parties.add(new Parties(p.donorId(), p.targetId()));
+            lease[i] = p.leaseId().toString();
+            request[i] = p.requestId();
+            domain[i] = p.domainId();
+            transport[i] = p.transportClass();
+            donor[i] = p.donorId().toString();
+            donorEpoch[i] = p.donorEpoch();
+            bank[i] = p.bankId().toString();
+            bankEpoch[i] = p.bankEpoch();
+            target[i] = p.targetId().toString();
+            targetEpoch[i] = p.targetEpoch();
+            localPrefix[i] = p.localPrefixBlocks();
+            hashFrom[i] = at;
+            hashN[i] = p.fetchedHashes().length;
+            for (long h : p.fetchedHashes()) {
+                allHashes[at++] = h;
+            }
+            slotRuns[i] = slotRunsJson(p.slotRuns());
+            mmLineage[i] = p.mmLineage();
+            action[i] = p.actionType();
+            transferMs[i] = Double.toString(p.transferMs());
+            recomputeMs[i] = Double.toString(p.recomputeMs());
+            budget[i] = p.budgetBytes();
+            manifest[i] = p.manifestBytes();
+            ttl[i] = micros(p.ttlDeadline());
+            transferBy[i] = micros(p.transferDeadline());
+            abandonBy[i] = micros(p.abandonDeadline());
+        }
         return db.sql(PROPOSE)
-                .bind("plans", plansJson)
                 .bind("cls", LOCK_CLASS)
-                .bind("keys", lockKeys(group))
+                .bind("keys", lockKeys(parties))
                 .bind("donorCap", maxPerDonor)
                 .bind("targetCap", maxPerTarget)
-                .bind("now", now.atOffset(ZoneOffset.UTC))
+                .bind("lease", lease)
+                .bind("request", request)
+                .bind("domain", domain)
+                .bind("transport", transport)
+                .bind("donor", donor)
+                .bind("donor_epoch", donorEpoch)
+                .bind("bank", bank)
+                .bind("bank_epoch", bankEpoch)
+                .bind("target", target)
+                .bind("target_epoch", targetEpoch)
+                .bind("local_prefix", localPrefix)
+                .bind("hash_from", hashFrom)
+                .bind("hash_n", hashN)
+                .bind("hashes", allHashes)
+                .bind("slot_runs", slotRuns)
+                .bind("mm_lineage", mmLineage)
+                .bind("action", action)
+                .bind("transfer_ms", transferMs)
+                .bind("recompute_ms", recomputeMs)
+                .bind("budget", budget)
+                .bind("manifest", manifest)
+                .bind("ttl", ttl)
+                .bind("transfer_by", transferBy)
+                .bind("abandon_by", abandonBy)
                 .map((r, m) -> r.get("admitted", Boolean[].class))
                 .one()
                 .map(admitted -> {
-                    if (admitted.length != group.size()) {
+                    if (admitted.length != n) {
                         throw new IllegalStateException(
-                                "the store answered " + admitted.length + " admissions for " + group.size());
+                                "the store answered " + admitted.length + " admissions for " + n);
                     }
-                    boolean[] answers = new boolean[admitted.length];
-                    for (int i = 0; i < answers.length; i++) {
+                    boolean[] answers = new boolean[n];
+                    for (int i = 0; i < n; i++) {
                         answers[i] = Boolean.TRUE.equals(admitted[i]);
                     }
                     return answers;
                 });
+    }
+
+    /** {@code (first, count)} pairs as the lease row's {@code source_slot_runs}: {@code [[first, count], …]}. */
+    static String slotRunsJson(int[] runs) {
+        StringBuilder s = new StringBuilder(2 + runs.length * 6).append('[');
+        for (int i = 0; i + 1 < runs.length; i += 2) {
+            s.append(i == 0 ? "[" : ",[")
+                    .append(runs[i])
+                    .append(',')
+                    .append(runs[i + 1])
+                    .append(']');
+        }
+        return s.append(']').toString();
+    }
+
+    /** An instant in epoch microseconds, rounded as PostgreSQL rounds a timestamp's fraction. */
+    static long micros(Instant t) {
+        return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), (t.getNano() + 500) / 1000);
     }
 
     /** The group's lock keys, each once, in the order every writer takes them. */

@@ -7,7 +7,6 @@ import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactoryProvider;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ValidationDepth;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,7 +20,6 @@ import org.springframework.boot.r2dbc.autoconfigure.R2dbcProperties;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Records the PROPOSED leases selection decides on, with their donors' PIN commands (one per donor
@@ -45,23 +43,20 @@ public class LeaseProposals implements DisposableBean {
     private final ConnectionFactory connections;
     private final DatabaseClient db;
     private final ReuseSettingsService settings;
-    private final Clock clock;
     private final LeaseMetrics metrics;
-    private final JsonMapper json;
     private final GroupCommit<Proposal, Boolean> groups = new GroupCommit<>(WRITERS, MAX_GROUP, this::write);
 
     /** Its own small pool whose sessions run with {@code synchronous_commit = off}. */
-    LeaseProposals(
-            R2dbcProperties r2dbc, ReuseSettingsService settings, Clock clock, LeaseMetrics metrics, JsonMapper json) {
+    LeaseProposals(R2dbcProperties r2dbc, ReuseSettingsService settings, LeaseMetrics metrics) {
         this.settings = settings;
-        this.clock = clock;
         this.metrics = metrics;
-        this.json = json;
         ConnectionFactory factory = ConnectionFactoryBuilder.withUrl(r2dbc.getUrl())
                 .username(r2dbc.getUsername())
                 .password(r2dbc.getPassword())
                 .configure(options -> options.option(
-                        PostgresqlConnectionFactoryProvider.OPTIONS, Map.of("synchronous_commit", "off")))
+                        PostgresqlConnectionFactoryProvider.OPTIONS,
+                        // the proposal statement binds arrays: a custom plan would be made at every write
+                        Map.of("synchronous_commit", "off", "plan_cache_mode", "force_generic_plan")))
                 .build();
         this.connections = factory instanceof ConnectionPool
                 ? factory
@@ -138,6 +133,15 @@ public class LeaseProposals implements DisposableBean {
         return groups.submit(p);
     }
 
+    /**
+     * {@link #record(Proposal)}, unless the proposal is still queued at {@code startByNanos} ({@link
+     * System#nanoTime()}, the selection's deadline): then nothing is written and it completes empty,
+     * so a selection that already answered DEADLINE leaves no lease to withdraw.
+     */
+    public Mono<Boolean> record(Proposal p, long startByNanos) {
+        return groups.submit(p, startByNanos);
+    }
+
     private Mono<List<Boolean>> write(List<Proposal> plans) {
         return admitAndInsert(plans).map(admitted -> {
             List<Boolean> answers = new ArrayList<>(admitted.length);
@@ -152,15 +156,6 @@ public class LeaseProposals implements DisposableBean {
     /** One statement: lock and count the parties, insert the proposals that fit under the caps. */
     private Mono<boolean[]> admitAndInsert(List<Proposal> plans) {
         ReuseSettings caps = settings.current();
-        List<InflightCaps.Parties> parties = plans.stream()
-                .map(p -> new InflightCaps.Parties(p.donorId(), p.targetId()))
-                .toList();
-        return InflightCaps.proposeWithinCaps(
-                db,
-                json.writeValueAsString(plans),
-                parties,
-                clock.instant(),
-                caps.maxInflightPerDonor(),
-                caps.maxInflightPerTarget());
+        return InflightCaps.proposeWithinCaps(db, plans, caps.maxInflightPerDonor(), caps.maxInflightPerTarget());
     }
 }
