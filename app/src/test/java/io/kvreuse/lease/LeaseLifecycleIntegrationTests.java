@@ -270,6 +270,45 @@ class LeaseLifecycleIntegrationTests {
     }
 
     @Test
+    void atItsTtlAnUntouchedProposalExpiresInOneStatementAndOnePinnedOnOneRankReleasesItsPin() {
+        String untouched = w.propose();
+        String pinned = w.propose();
+        long inFlight = inFlight(w.target.id());
+        long epoch = w.epoch(w.donor);
+        Map<String, Object> pinOfRank0 = w.commands(w.donor, 2000).stream()
+                .filter(c -> pinned.equals(c.get("leaseId")) && "PIN".equals(c.get("type")))
+                .filter(c -> ((Number) c.get("rank")).intValue() == 0)
+                .findFirst()
+                .orElseThrow();
+        w.ack(w.donor, pinOfRank0.get("commandId"), true, epoch).expectStatus().isOk();
+        assertThat(w.state(pinned)).as("one rank of two pinned").isEqualTo("PROPOSED");
+        clock.advance(java.time.Duration.ofMillis(3_500));
+        w.fleet.heartbeat(w.donor);
+        sweep();
+        assertThat(w.lease(untouched)).containsEntry("state", "EXPIRED").containsEntry("outcome", "EXPIRED");
+        assertThat(audited(untouched)).containsExactly("PROPOSED>EXPIRED");
+        assertThat(w.state(pinned))
+                .as("the decider releases what a rank pinned")
+                .isEqualTo("RELEASING");
+        assertThat(inFlight(w.target.id()))
+                .as("the expired lease left its target's leases in flight")
+                .isEqualTo(inFlight - 1);
+        List<Map<String, Object>> open = w.commands(w.donor, 0);
+        assertThat(open)
+                .as("the untouched lease's PINs are withdrawn")
+                .noneMatch(c -> untouched.equals(c.get("leaseId")));
+        assertThat(open).anyMatch(c -> pinned.equals(c.get("leaseId")) && "UNPIN".equals(c.get("type")));
+    }
+
+    long inFlight(String party) {
+        return db.sql("SELECT kvreuse_leases_in_flight(CAST(:p AS UUID), 'T') AS n")
+                .bind("p", party)
+                .map((r, m) -> ((Number) r.get("n")).longValue())
+                .one()
+                .block();
+    }
+
+    @Test
     void sourcePinnedButNeverTransferredIsReleasedAfterTheUnpin() {
         String lease = w.propose();
         w.pinAll(lease);
