@@ -169,8 +169,8 @@ public class LeaseSweeper {
                 RETURNING l.lease_id, l.donor_incarnation_id AS d, l.target_incarnation_id AS t, l.version),
             withdrawn AS (
                 UPDATE engine_command c SET acked_at = :now, ok = FALSE, detail = 'withdrawn'
-                FROM expired e
-                WHERE c.lease_id = e.lease_id AND c.type IN ('PIN', 'DELIVERED') AND c.acked_at IS NULL),
+                WHERE c.lease_id = ANY(ARRAY(SELECT lease_id FROM expired)) AND c.type IN ('PIN', 'DELIVERED')
+                  AND c.acked_at IS NULL),
             ended AS (
                 INSERT INTO lease_inflight_end (incarnation_id, side, shard, ended)
                 SELECT x.p, x.s, :end_shard, count(*)
