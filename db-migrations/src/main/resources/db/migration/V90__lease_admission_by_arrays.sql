@@ -11,9 +11,17 @@
 -- admissions of the writer it waited for are counted), admits the proposals in order, each counting
 -- the ones admitted before it, and writes nothing. kvreuse_admit_leases stays for replicas that
 -- still call it.
+--
+-- The in-flight locks are held until the statement commits, so whatever the statement does after
+-- taking them serialises every writer of the same parties (with few targets, every writer). A
+-- caller may therefore insert a group first and take the locks last, passing what it inserted as
+-- written_first (only so that PostgreSQL evaluates those inserts before calling this function):
+-- with all_or_none, a group that does not fit entirely raises SQLSTATE KV001, which undoes the
+-- statement, and the caller writes the group again with the locks taken first.
 
 CREATE FUNCTION kvreuse_admit_proposals(
-    donors UUID[], targets UUID[], lock_class INTEGER, lock_keys INTEGER[], donor_cap INTEGER, target_cap INTEGER)
+    donors UUID[], targets UUID[], lock_class INTEGER, lock_keys INTEGER[], donor_cap INTEGER, target_cap INTEGER,
+    all_or_none BOOLEAN, written_first BIGINT)
 RETURNS BOOLEAN[] LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     lock_key INTEGER;
@@ -39,6 +47,8 @@ BEGIN
             admitted := admitted || TRUE;
             donor_live[d] := donor_live[d] + 1;
             target_live[t] := target_live[t] + 1;
+        ELSIF all_or_none THEN
+            RAISE EXCEPTION USING ERRCODE = 'KV001', MESSAGE = 'a proposal of the group is over its in-flight cap';
         ELSE
             admitted := admitted || FALSE;
         END IF;
