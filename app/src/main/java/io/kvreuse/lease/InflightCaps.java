@@ -1,8 +1,7 @@
 package io.kvreuse.lease;
 
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -110,101 +109,19 @@ final class InflightCaps {
 
     /**
      * Locks every party of the group, reads their leases in flight from the counters (work bounded by
-     * the group's parties), and inserts the proposals of {@code group} that fit: per proposal, in
-     * order, whether it was admitted.
+     * the group's parties), and inserts the proposals that fit: per proposal, in order, whether it
+     * was admitted. {@code columns} binds the group's rows ({@code :lease}, {@code :donor}, … one
+     * array per column of {@link #LOCKS_FIRST}, in the order of {@code parties}).
      */
     static Mono<boolean[]> proposeWithinCaps(
-            DatabaseClient db, List<LeaseProposals.Proposal> group, int maxPerDonor, int maxPerTarget) {
-        int n = group.size();
-        String[] lease = new String[n];
-        String[] request = new String[n];
-        String[] domain = new String[n];
-        String[] transport = new String[n];
-        String[] donor = new String[n];
-        Long[] donorEpoch = new Long[n];
-        String[] bank = new String[n];
-        Long[] bankEpoch = new Long[n];
-        String[] target = new String[n];
-        Long[] targetEpoch = new Long[n];
-        Integer[] localPrefix = new Integer[n];
-        Integer[] hashFrom = new Integer[n];
-        Integer[] hashN = new Integer[n];
-        String[] slotRuns = new String[n];
-        String[] mmLineage = new String[n];
-        String[] action = new String[n];
-        String[] transferMs = new String[n];
-        String[] recomputeMs = new String[n];
-        Long[] budget = new Long[n];
-        Integer[] manifest = new Integer[n];
-        Long[] ttl = new Long[n];
-        Long[] transferBy = new Long[n];
-        Long[] abandonBy = new Long[n];
-        int hashes = 0;
-        for (LeaseProposals.Proposal p : group) {
-            hashes += p.fetchedHashes().length;
-        }
-        Long[] allHashes = new Long[hashes];
-        List<Parties> parties = new ArrayList<>(n);
-        int at = 0;
-        for (int i = 0; i < n; i++) {
-            LeaseProposals.Proposal p = group.get(i);
-            parties.add(new Parties(p.donorId(), p.targetId()));
-            lease[i] = p.leaseId().toString();
-            request[i] = p.requestId();
-            domain[i] = p.domainId();
-            transport[i] = p.transportClass();
-            donor[i] = p.donorId().toString();
-            donorEpoch[i] = p.donorEpoch();
-            bank[i] = p.bankId().toString();
-            bankEpoch[i] = p.bankEpoch();
-            target[i] = p.targetId().toString();
-            targetEpoch[i] = p.targetEpoch();
-            localPrefix[i] = p.localPrefixBlocks();
-            hashFrom[i] = at;
-            hashN[i] = p.fetchedHashes().length;
-            for (long h : p.fetchedHashes()) {
-                allHashes[at++] = h;
-            }
-            slotRuns[i] = slotRunsJson(p.slotRuns());
-            mmLineage[i] = p.mmLineage();
-            action[i] = p.actionType();
-            transferMs[i] = Double.toString(p.transferMs());
-            recomputeMs[i] = Double.toString(p.recomputeMs());
-            budget[i] = p.budgetBytes();
-            manifest[i] = p.manifestBytes();
-            ttl[i] = micros(p.ttlDeadline());
-            transferBy[i] = micros(p.transferDeadline());
-            abandonBy[i] = micros(p.abandonDeadline());
-        }
+            DatabaseClient db, Map<String, Object> columns, List<Parties> parties, int maxPerDonor, int maxPerTarget) {
+        int n = parties.size();
         java.util.function.Function<String, Mono<boolean[]>> run = sql -> db.sql(sql)
                 .bind("cls", LOCK_CLASS)
                 .bind("keys", lockKeys(parties))
                 .bind("donorCap", maxPerDonor)
                 .bind("targetCap", maxPerTarget)
-                .bind("lease", lease)
-                .bind("request", request)
-                .bind("domain", domain)
-                .bind("transport", transport)
-                .bind("donor", donor)
-                .bind("donor_epoch", donorEpoch)
-                .bind("bank", bank)
-                .bind("bank_epoch", bankEpoch)
-                .bind("target", target)
-                .bind("target_epoch", targetEpoch)
-                .bind("local_prefix", localPrefix)
-                .bind("hash_from", hashFrom)
-                .bind("hash_n", hashN)
-                .bind("hashes", allHashes)
-                .bind("slot_runs", slotRuns)
-                .bind("mm_lineage", mmLineage)
-                .bind("action", action)
-                .bind("transfer_ms", transferMs)
-                .bind("recompute_ms", recomputeMs)
-                .bind("budget", budget)
-                .bind("manifest", manifest)
-                .bind("ttl", ttl)
-                .bind("transfer_by", transferBy)
-                .bind("abandon_by", abandonBy)
+                .bindValues(columns)
                 .map((r, m) -> r.get("admitted", Boolean[].class))
                 .one()
                 .map(admitted -> {
@@ -229,24 +146,6 @@ final class InflightCaps {
             }
         }
         return false;
-    }
-
-    /** {@code (first, count)} pairs as the lease row's {@code source_slot_runs}: {@code [[first, count], …]}. */
-    static String slotRunsJson(int[] runs) {
-        StringBuilder s = new StringBuilder(2 + runs.length * 6).append('[');
-        for (int i = 0; i + 1 < runs.length; i += 2) {
-            s.append(i == 0 ? "[" : ",[")
-                    .append(runs[i])
-                    .append(',')
-                    .append(runs[i + 1])
-                    .append(']');
-        }
-        return s.append(']').toString();
-    }
-
-    /** An instant in epoch microseconds, rounded as PostgreSQL rounds a timestamp's fraction. */
-    static long micros(Instant t) {
-        return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), (t.getNano() + 500) / 1000);
     }
 
     /** The group's lock keys, each once, in the order every writer takes them. */

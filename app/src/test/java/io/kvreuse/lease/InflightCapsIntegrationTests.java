@@ -172,7 +172,7 @@ class InflightCapsIntegrationTests {
     }
 
     private boolean[] propose(int donorCap, int targetCap, LeaseProposals.Proposal... group) {
-        return InflightCaps.proposeWithinCaps(db, List.of(group), donorCap, targetCap)
+        return LeaseProposals.proposeWithinCaps(db, List.of(group), donorCap, targetCap)
                 .block(Duration.ofSeconds(10));
     }
 

@@ -92,8 +92,8 @@ class LeaseSweeperDrainIntegrationTests {
         for (int i = 0; i < leases; i++) {
             group.add(TestProposals.proposal(domain, donor.id(), bank, target.id(), now));
         }
-        boolean[] admitted =
-                InflightCaps.proposeWithinCaps(db, group, 1_000_000, 1_000_000).block(Duration.ofSeconds(30));
+        boolean[] admitted = LeaseProposals.proposeWithinCaps(db, group, 1_000_000, 1_000_000)
+                .block(Duration.ofSeconds(30));
         assertThat(admitted).hasSize(leases).doesNotContain(false);
     }
 
