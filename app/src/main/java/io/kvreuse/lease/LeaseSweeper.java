@@ -109,18 +109,21 @@ public class LeaseSweeper {
             Mono<Boolean> sweep = tryLock()
                     .flatMap(locked -> !locked
                             ? Mono.just(false)
-                            : ids(db.sql(DUE_PROPOSED).bind("now", LeaseRow.at(now)), props.sweepBatch())
-                                    .flatMap(due -> expireUntouched(due, now, ACTOR, TTL_PASSED, true)
-                                            .doOnNext(expired::addAll)
+                            // the decider's leases first: they are locked in id order, waiting, like every
+                            // lease writer's; the untouched ones after, without waiting (SKIP LOCKED), so a
+                            // sweep never waits while holding locks taken out of that order
+                            : ids(db.sql(DUE).bind("now", LeaseRow.at(now)), props.sweepBatch())
+                                    .flatMap(due -> groups.decideAll(due, new LeaseReport.Tick(now), ACTOR)
+                                            .doOnNext(all -> all.stream()
+                                                    .filter(d -> !d.changes().isEmpty())
+                                                    .forEach(decided::add))
                                             // the pass's batch bounds both: the rest waits for the next pass
                                             .thenReturn(props.sweepBatch() - due.size()))
                                     .flatMap(left -> left <= 0
                                             ? Mono.just(List.<UUID>of())
-                                            : ids(db.sql(DUE).bind("now", LeaseRow.at(now)), left))
-                                    .flatMap(due -> groups.decideAll(due, new LeaseReport.Tick(now), ACTOR))
-                                    .doOnNext(all -> all.stream()
-                                            .filter(d -> !d.changes().isEmpty())
-                                            .forEach(decided::add))
+                                            : ids(db.sql(DUE_PROPOSED).bind("now", LeaseRow.at(now)), left))
+                                    .flatMap(due -> expireUntouched(due, now, ACTOR, TTL_PASSED, true))
+                                    .doOnNext(expired::addAll)
                                     .then(ids(db.sql(LOST_PARTIES), props.sweepBatch())
                                             .flatMapMany(Flux::fromIterable)
                                             .concatMap(this::reclaimPending)
@@ -142,7 +145,7 @@ public class LeaseSweeper {
 
     /**
      * The PROPOSED leases past their TTL, oldest first, locked; one locked by a writer now is left to
-     * the next sweep (or the aggregate path below, which waits for it).
+     * the next pass. {@link #DUE} takes only those that hold something (the decider's).
      */
     private static final String DUE_PROPOSED = """
             SELECT lease_id AS id FROM lease WHERE state = 'PROPOSED' AND ttl_deadline < :now
@@ -272,7 +275,9 @@ public class LeaseSweeper {
 
     private static final String DUE = """
             SELECT lease_id AS id FROM (
-                (SELECT lease_id FROM lease WHERE state = 'PROPOSED' AND ttl_deadline < :now
+                (SELECT lease_id FROM lease l WHERE state = 'PROPOSED' AND ttl_deadline < :now
+                   AND (EXISTS (SELECT 1 FROM lease_source_pin p WHERE p.lease_id = l.lease_id AND p.state <> 'RELEASED')
+                        OR EXISTS (SELECT 1 FROM lease_destination d WHERE d.lease_id = l.lease_id AND d.state <> 'RELEASED'))
                  ORDER BY ttl_deadline LIMIT :batch)
                 UNION ALL
                 (SELECT lease_id FROM lease WHERE state IN ('SOURCE_PINNED', 'TRANSFERRING') AND transfer_deadline < :now
