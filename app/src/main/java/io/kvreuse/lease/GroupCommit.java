@@ -17,11 +17,12 @@ import reactor.core.publisher.MonoSink;
  * free writer runs up to {@code maxGroup} of them, in arrival order, as one group ({@code run}
  * answers one output per input, in order, in one transaction). Alone, a request starts its group at
  * once. Should a group fail, each of its requests runs again alone, in order, so one bad request
- * fails only its own caller.
+ * fails only its own caller. A request submitted with a time to start by ({@link #submit(Object,
+ * long)}) that is still queued past it is not run: it completes empty.
  */
 final class GroupCommit<I, O> {
 
-    private record Pending<I, O>(I input, MonoSink<O> done) {}
+    private record Pending<I, O>(I input, long startBy, MonoSink<O> done) {}
 
     private final Function<List<I>, Mono<List<O>>> run;
     private final int writers;
@@ -38,8 +39,16 @@ final class GroupCommit<I, O> {
     }
 
     Mono<O> submit(I input) {
+        return submit(input, Long.MAX_VALUE);
+    }
+
+    /**
+     * Runs {@code input} in a group, unless it is still queued at {@code startByNanos} ({@link
+     * System#nanoTime()}): then it completes empty without running.
+     */
+    Mono<O> submit(I input, long startByNanos) {
         return Mono.create(sink -> {
-            queue.add(new Pending<>(input, sink));
+            queue.add(new Pending<>(input, startByNanos, sink));
             drain();
         });
     }
@@ -62,10 +71,15 @@ final class GroupCommit<I, O> {
                 lastProgress.set(System.nanoTime());
             }
             List<Pending<I, O>> group = new ArrayList<>();
+            long now = System.nanoTime();
             for (Pending<I, O> next = queue.poll();
                     next != null;
                     next = group.size() < maxGroup ? queue.poll() : null) {
-                group.add(next);
+                if (next.startBy() != Long.MAX_VALUE && now - next.startBy() > 0) {
+                    next.done().success();
+                } else {
+                    group.add(next);
+                }
             }
             if (group.isEmpty()) {
                 running.decrementAndGet();

@@ -7,10 +7,10 @@ import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactoryProvider;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ValidationDepth;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -21,7 +21,6 @@ import org.springframework.boot.r2dbc.autoconfigure.R2dbcProperties;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Records the PROPOSED leases selection decides on, with their donors' PIN commands (one per donor
@@ -45,23 +44,20 @@ public class LeaseProposals implements DisposableBean {
     private final ConnectionFactory connections;
     private final DatabaseClient db;
     private final ReuseSettingsService settings;
-    private final Clock clock;
     private final LeaseMetrics metrics;
-    private final JsonMapper json;
     private final GroupCommit<Proposal, Boolean> groups = new GroupCommit<>(WRITERS, MAX_GROUP, this::write);
 
     /** Its own small pool whose sessions run with {@code synchronous_commit = off}. */
-    LeaseProposals(
-            R2dbcProperties r2dbc, ReuseSettingsService settings, Clock clock, LeaseMetrics metrics, JsonMapper json) {
+    LeaseProposals(R2dbcProperties r2dbc, ReuseSettingsService settings, LeaseMetrics metrics) {
         this.settings = settings;
-        this.clock = clock;
         this.metrics = metrics;
-        this.json = json;
         ConnectionFactory factory = ConnectionFactoryBuilder.withUrl(r2dbc.getUrl())
                 .username(r2dbc.getUsername())
                 .password(r2dbc.getPassword())
                 .configure(options -> options.option(
-                        PostgresqlConnectionFactoryProvider.OPTIONS, Map.of("synchronous_commit", "off")))
+                        PostgresqlConnectionFactoryProvider.OPTIONS,
+                        // the proposal statement binds arrays: a custom plan would be made at every write
+                        Map.of("synchronous_commit", "off", "plan_cache_mode", "force_generic_plan")))
                 .build();
         this.connections = factory instanceof ConnectionPool
                 ? factory
@@ -138,6 +134,15 @@ public class LeaseProposals implements DisposableBean {
         return groups.submit(p);
     }
 
+    /**
+     * {@link #record(Proposal)}, unless the proposal is still queued at {@code startByNanos} ({@link
+     * System#nanoTime()}, the selection's deadline): then nothing is written and it completes empty,
+     * so a selection that already answered DEADLINE leaves no lease to withdraw.
+     */
+    public Mono<Boolean> record(Proposal p, long startByNanos) {
+        return groups.submit(p, startByNanos);
+    }
+
     private Mono<List<Boolean>> write(List<Proposal> plans) {
         return admitAndInsert(plans).map(admitted -> {
             List<Boolean> answers = new ArrayList<>(admitted.length);
@@ -152,15 +157,119 @@ public class LeaseProposals implements DisposableBean {
     /** One statement: lock and count the parties, insert the proposals that fit under the caps. */
     private Mono<boolean[]> admitAndInsert(List<Proposal> plans) {
         ReuseSettings caps = settings.current();
-        List<InflightCaps.Parties> parties = plans.stream()
-                .map(p -> new InflightCaps.Parties(p.donorId(), p.targetId()))
-                .toList();
-        return InflightCaps.proposeWithinCaps(
-                db,
-                json.writeValueAsString(plans),
-                parties,
-                clock.instant(),
-                caps.maxInflightPerDonor(),
-                caps.maxInflightPerTarget());
+        return proposeWithinCaps(db, plans, caps.maxInflightPerDonor(), caps.maxInflightPerTarget());
+    }
+
+    /**
+     * Writes {@code group} under the caps in one statement ({@link InflightCaps}): per proposal, in
+     * order, whether it was admitted and written.
+     */
+    static Mono<boolean[]> proposeWithinCaps(
+            DatabaseClient db, List<Proposal> group, int maxPerDonor, int maxPerTarget) {
+        int n = group.size();
+        String[] lease = new String[n];
+        String[] request = new String[n];
+        String[] domain = new String[n];
+        String[] transport = new String[n];
+        String[] donor = new String[n];
+        Long[] donorEpoch = new Long[n];
+        String[] bank = new String[n];
+        Long[] bankEpoch = new Long[n];
+        String[] target = new String[n];
+        Long[] targetEpoch = new Long[n];
+        Integer[] localPrefix = new Integer[n];
+        Integer[] hashFrom = new Integer[n];
+        Integer[] hashN = new Integer[n];
+        String[] slotRuns = new String[n];
+        String[] mmLineage = new String[n];
+        String[] action = new String[n];
+        String[] transferMs = new String[n];
+        String[] recomputeMs = new String[n];
+        Long[] budget = new Long[n];
+        Integer[] manifest = new Integer[n];
+        Long[] ttl = new Long[n];
+        Long[] transferBy = new Long[n];
+        Long[] abandonBy = new Long[n];
+        int hashes = 0;
+        for (Proposal p : group) {
+            hashes += p.fetchedHashes().length;
+        }
+        Long[] allHashes = new Long[hashes];
+        List<InflightCaps.Parties> parties = new ArrayList<>(n);
+        int at = 0;
+        for (int i = 0; i < n; i++) {
+            Proposal p = group.get(i);
+            parties.add(new InflightCaps.Parties(p.donorId(), p.targetId()));
+            lease[i] = p.leaseId().toString();
+            request[i] = p.requestId();
+            domain[i] = p.domainId();
+            transport[i] = p.transportClass();
+            donor[i] = p.donorId().toString();
+            donorEpoch[i] = p.donorEpoch();
+            bank[i] = p.bankId().toString();
+            bankEpoch[i] = p.bankEpoch();
+            target[i] = p.targetId().toString();
+            targetEpoch[i] = p.targetEpoch();
+            localPrefix[i] = p.localPrefixBlocks();
+            hashFrom[i] = at;
+            hashN[i] = p.fetchedHashes().length;
+            for (long h : p.fetchedHashes()) {
+                allHashes[at++] = h;
+            }
+            slotRuns[i] = slotRunsJson(p.slotRuns());
+            mmLineage[i] = p.mmLineage();
+            action[i] = p.actionType();
+            transferMs[i] = Double.toString(p.transferMs());
+            recomputeMs[i] = Double.toString(p.recomputeMs());
+            budget[i] = p.budgetBytes();
+            manifest[i] = p.manifestBytes();
+            ttl[i] = micros(p.ttlDeadline());
+            transferBy[i] = micros(p.transferDeadline());
+            abandonBy[i] = micros(p.abandonDeadline());
+        }
+        Map<String, Object> columns = new HashMap<>();
+        columns.put("lease", lease);
+        columns.put("request", request);
+        columns.put("domain", domain);
+        columns.put("transport", transport);
+        columns.put("donor", donor);
+        columns.put("donor_epoch", donorEpoch);
+        columns.put("bank", bank);
+        columns.put("bank_epoch", bankEpoch);
+        columns.put("target", target);
+        columns.put("target_epoch", targetEpoch);
+        columns.put("local_prefix", localPrefix);
+        columns.put("hash_from", hashFrom);
+        columns.put("hash_n", hashN);
+        columns.put("hashes", allHashes);
+        columns.put("slot_runs", slotRuns);
+        columns.put("mm_lineage", mmLineage);
+        columns.put("action", action);
+        columns.put("transfer_ms", transferMs);
+        columns.put("recompute_ms", recomputeMs);
+        columns.put("budget", budget);
+        columns.put("manifest", manifest);
+        columns.put("ttl", ttl);
+        columns.put("transfer_by", transferBy);
+        columns.put("abandon_by", abandonBy);
+        return InflightCaps.proposeWithinCaps(db, columns, parties, maxPerDonor, maxPerTarget);
+    }
+
+    /** {@code (first, count)} pairs as the lease row's {@code source_slot_runs}: {@code [[first, count], …]}. */
+    static String slotRunsJson(int[] runs) {
+        StringBuilder s = new StringBuilder(2 + runs.length * 6).append('[');
+        for (int i = 0; i + 1 < runs.length; i += 2) {
+            s.append(i == 0 ? "[" : ",[")
+                    .append(runs[i])
+                    .append(',')
+                    .append(runs[i + 1])
+                    .append(']');
+        }
+        return s.append(']').toString();
+    }
+
+    /** An instant in epoch microseconds, rounded as PostgreSQL rounds a timestamp's fraction. */
+    static long micros(Instant t) {
+        return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), (t.getNano() + 500) / 1000);
     }
 }

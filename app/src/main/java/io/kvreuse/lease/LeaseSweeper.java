@@ -24,10 +24,14 @@ import reactor.core.publisher.Mono;
  * Lease deadlines, as of the injected clock, on one replica at a time (a transaction-level advisory
  * lock; every move is also conditional under the lease's row lock, so overlapping sweeps are
  * harmless): the due leases are locked and read together, each decided on a tick ({@link
- * LeaseDecider} says what a deadline does), and all their changes written at once. A LOST
+ * LeaseDecider} says what a deadline does), and all their changes written at once. PROPOSED leases
+ * past their TTL that hold nothing (no rank pinned, no destination) are the bulk of them under
+ * selection load and need no decision: one statement per pass ends them all as the decider would
+ * (EXPIRED, PIN commands withdrawn, in-flight counters, audit), without reading their aggregates. A LOST
  * incarnation still party to unfinished leases moves to RECLAIM_PENDING. A lease whose router was
  * answered NO_HINT before the lease was written ({@link ProposalAbandoned}) is withdrawn at once (those
- * abandoned while a withdrawal runs go together in the next one, in one transaction):
+ * abandoned while a withdrawal runs go together in the next one, in one transaction; an untouched one
+ * by the same statement as an expiry):
  * nobody will fetch it, so the donor's pins are let go now rather than at the transfer deadline; a
  * lease that got further (a destination arrived, a transfer was ordered) is left to its course.
  */
@@ -50,6 +54,7 @@ public class LeaseSweeper {
     private final LeaseWriter writer;
     private final Incarnations incarnations;
     private final EngineCommands.LeaseProperties props;
+    private final LeaseMetrics metrics;
     private final Clock clock;
 
     LeaseSweeper(
@@ -59,6 +64,7 @@ public class LeaseSweeper {
             LeaseWriter writer,
             Incarnations incarnations,
             EngineCommands.LeaseProperties props,
+            LeaseMetrics metrics,
             Clock clock) {
         this.db = db;
         this.tx = tx;
@@ -66,6 +72,7 @@ public class LeaseSweeper {
         this.writer = writer;
         this.incarnations = incarnations;
         this.props = props;
+        this.metrics = metrics;
         this.clock = clock;
     }
 
@@ -97,16 +104,27 @@ public class LeaseSweeper {
         return Mono.defer(() -> {
             Instant now = clock.instant();
             List<LeaseDecision> decided = new ArrayList<>();
+            List<UUID> expired = new ArrayList<>();
             List<UUID> reclaim = new ArrayList<>();
             Mono<Boolean> sweep = tryLock()
                     .flatMap(locked -> !locked
                             ? Mono.just(false)
-                            : ids(db.sql(DUE).bind("now", LeaseRow.at(now)))
-                                    .flatMap(due -> groups.decideAll(due, new LeaseReport.Tick(now), ACTOR))
-                                    .doOnNext(all -> all.stream()
-                                            .filter(d -> !d.changes().isEmpty())
-                                            .forEach(decided::add))
-                                    .then(ids(db.sql(LOST_PARTIES))
+                            // the decider's leases first: they are locked in id order, waiting, like every
+                            // lease writer's; the untouched ones after, without waiting (SKIP LOCKED), so a
+                            // sweep never waits while holding locks taken out of that order
+                            : ids(db.sql(DUE).bind("now", LeaseRow.at(now)), props.sweepBatch())
+                                    .flatMap(due -> groups.decideAll(due, new LeaseReport.Tick(now), ACTOR)
+                                            .doOnNext(all -> all.stream()
+                                                    .filter(d -> !d.changes().isEmpty())
+                                                    .forEach(decided::add))
+                                            // the pass's batch bounds both: the rest waits for the next pass
+                                            .thenReturn(props.sweepBatch() - due.size()))
+                                    .flatMap(left -> left <= 0
+                                            ? Mono.just(List.<UUID>of())
+                                            : ids(db.sql(DUE_PROPOSED).bind("now", LeaseRow.at(now)), left))
+                                    .flatMap(due -> expireUntouched(due, now, ACTOR, TTL_PASSED, true))
+                                    .doOnNext(expired::addAll)
+                                    .then(ids(db.sql(LOST_PARTIES), props.sweepBatch())
                                             .flatMapMany(Flux::fromIterable)
                                             .concatMap(this::reclaimPending)
                                             .doOnNext(reclaim::add)
@@ -114,11 +132,84 @@ public class LeaseSweeper {
                                     .thenReturn(true));
             return sweep.as(tx::transactional).map(ran -> {
                 writer.published(decided);
-                List<UUID> moved =
-                        decided.stream().map(d -> d.after().row().leaseId()).toList();
-                return new SweepResult(ran, moved, List.copyOf(reclaim));
+                expired.forEach(id -> metrics.transition(LeaseState.EXPIRED));
+                List<UUID> moved = new ArrayList<>(expired);
+                decided.stream().map(d -> d.after().row().leaseId()).forEach(moved::add);
+                return new SweepResult(ran, List.copyOf(moved), List.copyOf(reclaim));
             });
         });
+    }
+
+    /** The reason of an expiry on the TTL, as the decider words it. */
+    private static final String TTL_PASSED = "lease TTL passed";
+
+    /**
+     * The PROPOSED leases past their TTL, oldest first, locked; one locked by a writer now is left to
+     * the next pass. {@link #DUE} takes only those that hold something (the decider's).
+     */
+    private static final String DUE_PROPOSED = """
+            SELECT lease_id AS id FROM lease WHERE state = 'PROPOSED' AND ttl_deadline < :now
+            ORDER BY ttl_deadline LIMIT :batch FOR UPDATE SKIP LOCKED
+            """;
+
+    /**
+     * Ends, in one statement, the leases of {@code :ids} that are still PROPOSED and hold nothing (no
+     * pin and no destination that is not released): what the decider does to each of them on its TTL
+     * ({@code LeaseMove.PROPOSAL_EXPIRED}) or on a withdrawal ({@code PROPOSAL_WITHDRAWN}): the row
+     * moves to EXPIRED with outcome EXPIRED, its open PIN and DELIVERED commands are withdrawn, its
+     * parties' in-flight counters count it as ended, and the move is audited. Answers the ids it moved.
+     * Run it after the rows are locked, in a later statement, so its snapshot sees every pin and
+     * destination committed before the locks were granted.
+     */
+    private static final String EXPIRE_UNTOUCHED = """
+            WITH expired AS (
+                UPDATE lease l SET state = 'EXPIRED', outcome = 'EXPIRED', reason = :reason, version = l.version + 1,
+                    state_changed_at = :now
+                WHERE l.lease_id = ANY(CAST(:ids AS UUID[])) AND l.state = 'PROPOSED'
+                  AND (NOT :ttl_only OR l.ttl_deadline < :now)
+                  AND NOT EXISTS (SELECT 1 FROM lease_source_pin p WHERE p.lease_id = l.lease_id AND p.state <> 'RELEASED')
+                  AND NOT EXISTS (SELECT 1 FROM lease_destination d WHERE d.lease_id = l.lease_id AND d.state <> 'RELEASED')
+                RETURNING l.lease_id, l.donor_incarnation_id AS d, l.target_incarnation_id AS t, l.version),
+            withdrawn AS (
+                UPDATE engine_command c SET acked_at = :now, ok = FALSE, detail = 'withdrawn'
+                WHERE c.lease_id = ANY(ARRAY(SELECT lease_id FROM expired)) AND c.type IN ('PIN', 'DELIVERED')
+                  AND c.acked_at IS NULL),
+            ended AS (
+                INSERT INTO lease_inflight_end (incarnation_id, side, shard, ended)
+                SELECT x.p, x.s, :end_shard, count(*)
+                FROM (SELECT d AS p, 'D' AS s FROM expired UNION ALL SELECT t, 'T' FROM expired) AS x
+                GROUP BY x.p, x.s ORDER BY x.p, x.s
+                ON CONFLICT (incarnation_id, side, shard) DO UPDATE SET ended = lease_inflight_end.ended + EXCLUDED.ended),
+            audit AS (
+                INSERT INTO audit_event (actor, subject_type, subject_id, action, from_state, to_state, epoch, reason, detail)
+                SELECT :actor, 'lease', CAST(e.lease_id AS TEXT), 'TRANSITION', 'PROPOSED', 'EXPIRED', e.version, :reason,
+                    CAST('{"outcome":"EXPIRED"}' AS JSONB)
+                FROM expired e ORDER BY e.lease_id)
+            SELECT lease_id AS id FROM expired ORDER BY lease_id
+            """;
+
+    /**
+     * A PROPOSED lease holds nothing: ending it needs neither its aggregate nor the decider, so the
+     * sweep ends every untouched one of {@code locked} (rows this transaction locked) in one
+     * statement; the rest (a lease a rank pinned, or one that moved on) is left to the decider.
+     */
+    private Mono<List<UUID>> expireUntouched(
+            List<UUID> locked, Instant now, String actor, String reason, boolean ttlOnly) {
+        if (locked.isEmpty()) {
+            return Mono.just(List.of());
+        }
+        return db.sql(EXPIRE_UNTOUCHED)
+                .bind("ids", LeaseAggregates.ids(locked))
+                .bind("now", LeaseRow.at(now))
+                .bind("reason", reason)
+                .bind("actor", actor)
+                .bind("ttl_only", ttlOnly)
+                .bind(
+                        "end_shard",
+                        java.util.concurrent.ThreadLocalRandom.current().nextInt(LeaseWriter.END_SHARDS))
+                .map((r, m) -> r.get("id", UUID.class))
+                .all()
+                .collectList();
     }
 
     @EventListener
@@ -142,13 +233,38 @@ public class LeaseSweeper {
                         ProposalAbandoned::reason,
                         LinkedHashMap::new,
                         Collectors.mapping(ProposalAbandoned::leaseId, Collectors.toList())));
+        Instant now = clock.instant();
+        List<UUID> expired = new ArrayList<>();
         return Flux.fromIterable(byReason.entrySet())
-                .concatMap(e -> groups.decideAll(e.getValue(), new LeaseReport.Withdrawn(e.getKey()), SELECTION))
+                .concatMap(e -> db.sql(LOCK_BY_IDS)
+                        .bind("ids", LeaseAggregates.ids(e.getValue()))
+                        .map((r, m) -> r.get("id", UUID.class))
+                        .all()
+                        .collectList()
+                        .flatMap(locked -> expireUntouched(locked, now, SELECTION, e.getKey(), false))
+                        .flatMap(done -> {
+                            expired.addAll(done);
+                            List<UUID> rest = e.getValue().stream()
+                                    .filter(id -> !done.contains(id))
+                                    .toList();
+                            return rest.isEmpty()
+                                    ? Mono.just(List.<LeaseDecision>of())
+                                    : groups.decideAll(rest, new LeaseReport.Withdrawn(e.getKey()), SELECTION);
+                        }))
                 .collectList()
                 .as(tx::transactional)
-                .doOnNext(all -> all.forEach(writer::published))
+                .doOnNext(all -> {
+                    all.forEach(writer::published);
+                    expired.forEach(id -> metrics.transition(LeaseState.EXPIRED));
+                })
                 .thenReturn(java.util.Collections.nCopies(group.size(), Boolean.TRUE));
     }
+
+    /** Locks the leases of {@code :ids} in id order, the order every lease writer locks them in. */
+    private static final String LOCK_BY_IDS = """
+            SELECT lease_id AS id FROM lease WHERE lease_id = ANY(CAST(:ids AS UUID[]))
+            ORDER BY lease_id FOR UPDATE
+            """;
 
     private Mono<Boolean> tryLock() {
         return db.sql("SELECT pg_try_advisory_xact_lock(:key) AS locked")
@@ -159,7 +275,9 @@ public class LeaseSweeper {
 
     private static final String DUE = """
             SELECT lease_id AS id FROM (
-                (SELECT lease_id FROM lease WHERE state = 'PROPOSED' AND ttl_deadline < :now
+                (SELECT lease_id FROM lease l WHERE state = 'PROPOSED' AND ttl_deadline < :now
+                   AND (EXISTS (SELECT 1 FROM lease_source_pin p WHERE p.lease_id = l.lease_id AND p.state <> 'RELEASED')
+                        OR EXISTS (SELECT 1 FROM lease_destination d WHERE d.lease_id = l.lease_id AND d.state <> 'RELEASED'))
                  ORDER BY ttl_deadline LIMIT :batch)
                 UNION ALL
                 (SELECT lease_id FROM lease WHERE state IN ('SOURCE_PINNED', 'TRANSFERRING') AND transfer_deadline < :now
@@ -179,8 +297,8 @@ public class LeaseSweeper {
             """;
 
     /** The ids a query finds, read to the end before the next statement runs. */
-    private Mono<List<UUID>> ids(DatabaseClient.GenericExecuteSpec query) {
-        return query.bind("batch", props.sweepBatch())
+    private Mono<List<UUID>> ids(DatabaseClient.GenericExecuteSpec query, int batch) {
+        return query.bind("batch", batch)
                 .map((r, m) -> r.get("id", UUID.class))
                 .all()
                 .collectList();

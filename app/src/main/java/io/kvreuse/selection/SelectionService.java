@@ -168,7 +168,7 @@ class SelectionService {
         } else if (System.nanoTime() < storeDownUntil.get() || proposals.stalled(properties.storeBackoff())) {
             answer = Mono.just(SelectionApi.Response.noHint(NoHintReason.STORE_UNAVAILABLE));
         } else {
-            answer = propose(decision.plan());
+            answer = propose(decision.plan(), start + deadline.toNanos());
         }
         long budgetNanos = deadline.toNanos() - (System.nanoTime() - start);
         Mono<SelectionApi.Response> timed = answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)), timers)
@@ -228,11 +228,15 @@ class SelectionService {
      * found the donor or target at its in-flight cap (another selection, of any replica, took the
      * last place since this one was planned). The write runs to its end even when the
      * router's deadline cancels the answer: a write cancelled in flight may still commit, so the
-     * lease it leaves is withdrawn ({@link ProposalAbandoned}) instead of pinning for nobody.
+     * lease it leaves is withdrawn ({@link ProposalAbandoned}) instead of pinning for nobody. A
+     * write that has not started by the deadline is not made at all.
      */
-    private Mono<SelectionApi.Response> propose(DonorSelector.Plan plan) {
+    private Mono<SelectionApi.Response> propose(DonorSelector.Plan plan, long deadlineNanos) {
         Sinks.One<Boolean> written = Sinks.one();
-        proposals.record(proposal(plan)).subscribe(written::tryEmitValue, written::tryEmitError);
+        // a proposal still queued at the deadline is not written (the answer is DEADLINE by then)
+        proposals
+                .record(proposal(plan), deadlineNanos)
+                .subscribe(written::tryEmitValue, written::tryEmitError, written::tryEmitEmpty);
         return written.asMono()
                 .map(admitted -> {
                     storeDownUntil.set(0);
@@ -247,6 +251,7 @@ class SelectionService {
                             new SelectionApi.Predicted(
                                     plan.fetchBlocks(), plan.transferMs(), plan.recomputeMs(), plan.gainMs()));
                 })
+                .switchIfEmpty(Mono.fromSupplier(() -> SelectionApi.Response.noHint(NoHintReason.DEADLINE)))
                 .onErrorResume(e -> {
                     storeDownUntil.set(
                             System.nanoTime() + properties.storeBackoff().toNanos());

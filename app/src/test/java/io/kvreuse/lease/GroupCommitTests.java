@@ -53,6 +53,23 @@ class GroupCommitTests {
     }
 
     @Test
+    void aRequestStillQueuedPastItsStartByCompletesEmptyWithoutRunning() {
+        GroupCommit<Integer, String> commit = new GroupCommit<>(1, 10, this::run);
+        List<String> answers = Collections.synchronizedList(new ArrayList<>());
+        List<Integer> completed = Collections.synchronizedList(new ArrayList<>());
+        commit.submit(0).subscribe(answers::add);
+        long now = System.nanoTime();
+        commit.submit(1, now - 1).subscribe(answers::add, e -> {}, () -> completed.add(1));
+        commit.submit(2, now + Duration.ofMinutes(1).toNanos())
+                .subscribe(answers::add, e -> {}, () -> completed.add(2));
+        commit.submit(3).subscribe(answers::add);
+        gate.tryEmitEmpty();
+        assertThat(groups).containsExactly(List.of(0), List.of(2, 3));
+        assertThat(answers).containsExactly("answer 0", "answer 2", "answer 3");
+        assertThat(completed).as("1 completed empty, before 2 was answered").containsExactly(1, 2);
+    }
+
+    @Test
     void aFailedGroupRunsItsRequestsAloneAndOnlyTheBadOneFails() {
         GroupCommit<Integer, String> commit = new GroupCommit<>(1, 10, this::run);
         List<String> answers = Collections.synchronizedList(new ArrayList<>());

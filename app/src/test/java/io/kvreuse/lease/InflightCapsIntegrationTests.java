@@ -14,10 +14,9 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.test.web.reactive.server.WebTestClient;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The admission rule of {@code kvreuse_admit_leases} and the statement around it against real PostgreSQL: a group counts the
+ * The admission rule of {@code kvreuse_admit_proposals} and the statement around it against real PostgreSQL: a group counts the
  * stored live leases of its parties and its own earlier admissions, in order, and writes exactly the
  * admitted proposals with one PIN command per donor rank.
  */
@@ -32,9 +31,6 @@ class InflightCapsIntegrationTests {
 
     @Autowired
     DatabaseClient db;
-
-    @Autowired
-    JsonMapper json;
 
     Fleet fleet;
     String domain;
@@ -78,6 +74,92 @@ class InflightCapsIntegrationTests {
         assertThat(propose(3, 3, proposal(d, t))).containsExactly(true);
     }
 
+    @Test
+    void eachAdmittedProposalIsStoredAsProposedWithItsOwnHashesRunsAndDeadlines() {
+        Donor d = donor();
+        Engine t = fleet.ready("PREFILL", domain, 2, host);
+        Instant now = Instant.parse("2030-01-02T03:04:05.123456789Z");
+        var base = TestProposals.proposal(domain, d.engine().id(), d.bankId(), t.id(), now);
+        var first = new LeaseProposals.Proposal(
+                java.util.UUID.randomUUID(),
+                "req-a",
+                domain,
+                "GPU_CUDA_IPC",
+                base.donorId(),
+                1,
+                base.bankId(),
+                1,
+                base.targetId(),
+                1,
+                4,
+                new long[] {Long.MIN_VALUE, 7, Long.MAX_VALUE, -1},
+                new int[] {10, 3, 40, 1},
+                "lineage-a",
+                "kv.fetch",
+                2.5,
+                9.25,
+                4096,
+                512,
+                now.plusSeconds(5),
+                now.plusSeconds(6),
+                now.plusSeconds(7));
+        var second = new LeaseProposals.Proposal(
+                java.util.UUID.randomUUID(),
+                "req-b",
+                domain,
+                "GPU_CUDA_IPC",
+                base.donorId(),
+                1,
+                base.bankId(),
+                1,
+                base.targetId(),
+                1,
+                0,
+                new long[] {42},
+                new int[] {0, 1},
+                null,
+                "kv.fetch_gpu",
+                0.1,
+                0.2,
+                1,
+                2,
+                now.plusSeconds(1),
+                now.plusSeconds(2),
+                now.plusSeconds(3));
+        assertThat(propose(100, 100, first, second)).containsExactly(true, true);
+        assertThat(row(first))
+                .isEqualTo("PROPOSED|req-a|4|4|{-9223372036854775808,7,9223372036854775807,-1}|[[10, 3], [40, 1]]"
+                        + "|lineage-a|kv.fetch|2.5|9.25|4096|512"
+                        + "|2030-01-02 03:04:10.123457+00|2030-01-02 03:04:11.123457+00|2030-01-02 03:04:12.123457+00");
+        assertThat(row(second))
+                .isEqualTo("PROPOSED|req-b|0|1|{42}|[[0, 1]]|-|kv.fetch_gpu|0.1|0.2|1|2"
+                        + "|2030-01-02 03:04:06.123457+00|2030-01-02 03:04:07.123457+00|2030-01-02 03:04:08.123457+00");
+        assertThat(pins(first)).isEqualTo(2);
+        assertThat(pins(second)).isEqualTo(2);
+    }
+
+    /** The stored lease row's columns a proposal sets, as text, '|' between them. */
+    private String row(LeaseProposals.Proposal p) {
+        return db.sql("""
+                        SELECT concat_ws('|', state, request_id, local_prefix_blocks, fetch_blocks, seq_hashes,
+                            source_slot_runs, COALESCE(mm_lineage, '-'), action_type, predicted_transfer_ms,
+                            predicted_recompute_ms, budget_bytes, manifest_bytes,
+                            to_char(ttl_deadline AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00',
+                            to_char(transfer_deadline AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00',
+                            to_char(abandon_deadline AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00') AS r
+                        FROM lease WHERE lease_id = :id AND domain_id = :domain AND donor_incarnation_id = :donor
+                          AND bank_id = :bank AND target_incarnation_id = :target AND transport_class = 'GPU_CUDA_IPC'
+                        """)
+                .bind("id", p.leaseId())
+                .bind("domain", p.domainId())
+                .bind("donor", p.donorId())
+                .bind("bank", p.bankId())
+                .bind("target", p.targetId())
+                .map((r, m) -> r.get("r", String.class))
+                .one()
+                .block(Duration.ofSeconds(5));
+    }
+
     private record Donor(Engine engine, String bankId) {}
 
     private Donor donor() {
@@ -90,11 +172,7 @@ class InflightCapsIntegrationTests {
     }
 
     private boolean[] propose(int donorCap, int targetCap, LeaseProposals.Proposal... group) {
-        var parties = java.util.Arrays.stream(group)
-                .map(p -> new InflightCaps.Parties(p.donorId(), p.targetId()))
-                .toList();
-        return InflightCaps.proposeWithinCaps(
-                        db, json.writeValueAsString(List.of(group)), parties, Instant.now(), donorCap, targetCap)
+        return LeaseProposals.proposeWithinCaps(db, List.of(group), donorCap, targetCap)
                 .block(Duration.ofSeconds(10));
     }
 

@@ -14,6 +14,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.test.web.reactive.server.WebTestClient;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 @IntegrationTest
 class LeaseLifecycleIntegrationTests {
@@ -49,8 +51,14 @@ class LeaseLifecycleIntegrationTests {
                 .mapToObj(Long::toUnsignedString)
                 .toList();
         String router = tokens.mint(io.kvreuse.security.Role.ROUTER);
-        for (int attempt = 0; attempt < 200; attempt++) {
-            String request = "late-" + java.util.UUID.randomUUID();
+        String request = "late-" + java.util.UUID.randomUUID();
+        // the target's in-flight lock, held elsewhere: the proposal write starts, then waits past the deadline
+        io.r2dbc.spi.Connection holder = Mono.from(connections.create()).block();
+        try {
+            run(
+                    holder,
+                    "SELECT pg_advisory_lock(" + InflightCaps.LOCK_CLASS + ", "
+                            + InflightCaps.key(java.util.UUID.fromString(w.target.id())) + ")");
             Map<String, Object> answer = w.fleet.post(
                     "/api/v1/donor-selections",
                     router,
@@ -64,31 +72,48 @@ class LeaseLifecycleIntegrationTests {
                             "localPrefixBlocks",
                             0,
                             "deadlineMs",
-                            1),
+                            300),
                     200);
-            if (!"DEADLINE".equals(answer.get("reason"))) {
-                continue;
-            }
-            // the plan's lease is written anyway, and withdrawn by selection, long before its 3 s TTL
-            List<String> transitions = List.of();
-            for (int i = 0; i < 100 && !transitions.contains("PROPOSED>EXPIRED by system:selection"); i++) {
-                LeaseWorld.sleep(20);
-                transitions = db.sql("""
-                                SELECT a.from_state || '>' || a.to_state || ' by ' || a.actor AS t
-                                FROM audit_event a JOIN lease l ON a.subject_id = l.lease_id::text
-                                WHERE l.request_id = :request AND a.from_state IS NOT NULL AND a.to_state IS NOT NULL
-                                ORDER BY a.event_id
-                                """)
-                        .bind("request", request)
-                        .map((r, m) -> r.get("t", String.class))
-                        .all()
-                        .collectList()
-                        .block();
-            }
-            assertThat(transitions).containsExactly("PROPOSED>EXPIRED by system:selection");
-            return;
+            assertThat(answer).containsEntry("reason", "DEADLINE");
+            assertThat(leases(request)).as("the write waits for the lock").isZero();
+        } finally {
+            run(holder, "SELECT pg_advisory_unlock_all()");
+            Mono.from(holder.close()).block();
         }
-        throw new AssertionError("no selection ran past a 1 ms deadline in 200 attempts");
+        // the write runs to its end, and its lease is withdrawn by selection, long before its 3 s TTL
+        List<String> transitions = List.of();
+        for (int i = 0; i < 100 && !transitions.contains("PROPOSED>EXPIRED by system:selection"); i++) {
+            LeaseWorld.sleep(20);
+            transitions = db.sql("""
+                            SELECT a.from_state || '>' || a.to_state || ' by ' || a.actor AS t
+                            FROM audit_event a JOIN lease l ON a.subject_id = l.lease_id::text
+                            WHERE l.request_id = :request AND a.from_state IS NOT NULL AND a.to_state IS NOT NULL
+                            ORDER BY a.event_id
+                            """)
+                    .bind("request", request)
+                    .map((r, m) -> r.get("t", String.class))
+                    .all()
+                    .collectList()
+                    .block();
+        }
+        assertThat(transitions).containsExactly("PROPOSED>EXPIRED by system:selection");
+    }
+
+    @Autowired
+    io.r2dbc.spi.ConnectionFactory connections;
+
+    private static void run(io.r2dbc.spi.Connection c, String sql) {
+        Flux.from(c.createStatement(sql).execute())
+                .flatMap(r -> r.map((row, meta) -> 1))
+                .blockLast(java.time.Duration.ofSeconds(10));
+    }
+
+    long leases(String request) {
+        return db.sql("SELECT count(*) AS n FROM lease WHERE request_id = :request")
+                .bind("request", request)
+                .map((r, m) -> ((Number) r.get("n")).longValue())
+                .one()
+                .block();
     }
 
     @Test
@@ -267,6 +292,45 @@ class LeaseLifecycleIntegrationTests {
         sweep();
         assertThat(w.lease(lease)).containsEntry("state", "EXPIRED").containsEntry("outcome", "EXPIRED");
         assertThat(w.commands(w.donor, 0)).noneMatch(c -> lease.equals(c.get("leaseId")));
+    }
+
+    @Test
+    void atItsTtlAnUntouchedProposalExpiresInOneStatementAndOnePinnedOnOneRankReleasesItsPin() {
+        String untouched = w.propose();
+        String pinned = w.propose();
+        long inFlight = inFlight(w.target.id());
+        long epoch = w.epoch(w.donor);
+        Map<String, Object> pinOfRank0 = w.commands(w.donor, 2000).stream()
+                .filter(c -> pinned.equals(c.get("leaseId")) && "PIN".equals(c.get("type")))
+                .filter(c -> ((Number) c.get("rank")).intValue() == 0)
+                .findFirst()
+                .orElseThrow();
+        w.ack(w.donor, pinOfRank0.get("commandId"), true, epoch).expectStatus().isOk();
+        assertThat(w.state(pinned)).as("one rank of two pinned").isEqualTo("PROPOSED");
+        clock.advance(java.time.Duration.ofMillis(3_500));
+        w.fleet.heartbeat(w.donor);
+        sweep();
+        assertThat(w.lease(untouched)).containsEntry("state", "EXPIRED").containsEntry("outcome", "EXPIRED");
+        assertThat(audited(untouched)).containsExactly("PROPOSED>EXPIRED");
+        assertThat(w.state(pinned))
+                .as("the decider releases what a rank pinned")
+                .isEqualTo("RELEASING");
+        assertThat(inFlight(w.target.id()))
+                .as("the expired lease left its target's leases in flight")
+                .isEqualTo(inFlight - 1);
+        List<Map<String, Object>> open = w.commands(w.donor, 0);
+        assertThat(open)
+                .as("the untouched lease's PINs are withdrawn")
+                .noneMatch(c -> untouched.equals(c.get("leaseId")));
+        assertThat(open).anyMatch(c -> pinned.equals(c.get("leaseId")) && "UNPIN".equals(c.get("type")));
+    }
+
+    long inFlight(String party) {
+        return db.sql("SELECT kvreuse_leases_in_flight(CAST(:p AS UUID), 'T') AS n")
+                .bind("p", party)
+                .map((r, m) -> ((Number) r.get("n")).longValue())
+                .one()
+                .block();
     }
 
     @Test

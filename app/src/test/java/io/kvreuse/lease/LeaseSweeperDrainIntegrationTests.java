@@ -16,7 +16,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.test.web.reactive.server.WebTestClient;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Expiry keeps pace with proposals: when more PROPOSED leases are due than one sweep pass takes
@@ -35,9 +34,6 @@ class LeaseSweeperDrainIntegrationTests {
 
     @Autowired
     DatabaseClient db;
-
-    @Autowired
-    JsonMapper json;
 
     @Autowired
     MutableClock clock;
@@ -96,11 +92,7 @@ class LeaseSweeperDrainIntegrationTests {
         for (int i = 0; i < leases; i++) {
             group.add(TestProposals.proposal(domain, donor.id(), bank, target.id(), now));
         }
-        var parties = group.stream()
-                .map(p -> new InflightCaps.Parties(p.donorId(), p.targetId()))
-                .toList();
-        boolean[] admitted = InflightCaps.proposeWithinCaps(
-                        db, json.writeValueAsString(group), parties, now, 1_000_000, 1_000_000)
+        boolean[] admitted = LeaseProposals.proposeWithinCaps(db, group, 1_000_000, 1_000_000)
                 .block(Duration.ofSeconds(30));
         assertThat(admitted).hasSize(leases).doesNotContain(false);
     }
