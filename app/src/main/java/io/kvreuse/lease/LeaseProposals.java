@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.r2dbc.ConnectionFactoryBuilder;
@@ -166,93 +167,73 @@ public class LeaseProposals implements DisposableBean {
      */
     static Mono<boolean[]> proposeWithinCaps(
             DatabaseClient db, List<Proposal> group, int maxPerDonor, int maxPerTarget) {
-        int n = group.size();
-        String[] lease = new String[n];
-        String[] request = new String[n];
-        String[] domain = new String[n];
-        String[] transport = new String[n];
-        String[] donor = new String[n];
-        Long[] donorEpoch = new Long[n];
-        String[] bank = new String[n];
-        Long[] bankEpoch = new Long[n];
-        String[] target = new String[n];
-        Long[] targetEpoch = new Long[n];
-        Integer[] localPrefix = new Integer[n];
-        Integer[] hashFrom = new Integer[n];
-        Integer[] hashN = new Integer[n];
-        String[] slotRuns = new String[n];
-        String[] mmLineage = new String[n];
-        String[] action = new String[n];
-        String[] transferMs = new String[n];
-        String[] recomputeMs = new String[n];
-        Long[] budget = new Long[n];
-        Integer[] manifest = new Integer[n];
-        Long[] ttl = new Long[n];
-        Long[] transferBy = new Long[n];
-        Long[] abandonBy = new Long[n];
-        int hashes = 0;
-        for (Proposal p : group) {
-            hashes += p.fetchedHashes().length;
-        }
-        Long[] allHashes = new Long[hashes];
-        List<InflightCaps.Parties> parties = new ArrayList<>(n);
+        List<InflightCaps.Parties> parties = group.stream()
+                .map(p -> new InflightCaps.Parties(p.donorId(), p.targetId()))
+                .toList();
+        return InflightCaps.proposeWithinCaps(db, columns(group), parties, maxPerDonor, maxPerTarget);
+    }
+
+    /** The group as one array per column of the proposal statement, in group order. */
+    static Map<String, Object> columns(List<Proposal> group) {
+        Map<String, Object> c = new HashMap<>();
+        c.put("lease", strings(group, p -> p.leaseId().toString()));
+        c.put("request", strings(group, Proposal::requestId));
+        c.put("domain", strings(group, Proposal::domainId));
+        c.put("transport", strings(group, Proposal::transportClass));
+        c.put("donor", strings(group, p -> p.donorId().toString()));
+        c.put("donor_epoch", longs(group, Proposal::donorEpoch));
+        c.put("bank", strings(group, p -> p.bankId().toString()));
+        c.put("bank_epoch", longs(group, Proposal::bankEpoch));
+        c.put("target", strings(group, p -> p.targetId().toString()));
+        c.put("target_epoch", longs(group, Proposal::targetEpoch));
+        c.put("local_prefix", ints(group, Proposal::localPrefixBlocks));
+        c.put("slot_runs", strings(group, p -> slotRunsJson(p.slotRuns())));
+        c.put("mm_lineage", strings(group, Proposal::mmLineage));
+        c.put("action", strings(group, Proposal::actionType));
+        c.put("transfer_ms", strings(group, p -> Double.toString(p.transferMs())));
+        c.put("recompute_ms", strings(group, p -> Double.toString(p.recomputeMs())));
+        c.put("budget", longs(group, Proposal::budgetBytes));
+        c.put("manifest", ints(group, Proposal::manifestBytes));
+        c.put("ttl", longs(group, p -> micros(p.ttlDeadline())));
+        c.put("transfer_by", longs(group, p -> micros(p.transferDeadline())));
+        c.put("abandon_by", longs(group, p -> micros(p.abandonDeadline())));
+        putHashes(group, c);
+        return c;
+    }
+
+    /**
+     * Every proposal's fetched hashes in one array ({@code hashes}), each proposal's a slice of it:
+     * from {@code hash_from}, {@code hash_n} of them.
+     */
+    private static void putHashes(List<Proposal> group, Map<String, Object> columns) {
+        Integer[] from = new Integer[group.size()];
+        Integer[] count = new Integer[group.size()];
+        Long[] hashes =
+                new Long[group.stream().mapToInt(p -> p.fetchedHashes().length).sum()];
         int at = 0;
-        for (int i = 0; i < n; i++) {
-            Proposal p = group.get(i);
-            parties.add(new InflightCaps.Parties(p.donorId(), p.targetId()));
-            lease[i] = p.leaseId().toString();
-            request[i] = p.requestId();
-            domain[i] = p.domainId();
-            transport[i] = p.transportClass();
-            donor[i] = p.donorId().toString();
-            donorEpoch[i] = p.donorEpoch();
-            bank[i] = p.bankId().toString();
-            bankEpoch[i] = p.bankEpoch();
-            target[i] = p.targetId().toString();
-            targetEpoch[i] = p.targetEpoch();
-            localPrefix[i] = p.localPrefixBlocks();
-            hashFrom[i] = at;
-            hashN[i] = p.fetchedHashes().length;
-            for (long h : p.fetchedHashes()) {
-                allHashes[at++] = h;
+        for (int i = 0; i < group.size(); i++) {
+            long[] fetched = group.get(i).fetchedHashes();
+            from[i] = at;
+            count[i] = fetched.length;
+            for (long h : fetched) {
+                hashes[at++] = h;
             }
-            slotRuns[i] = slotRunsJson(p.slotRuns());
-            mmLineage[i] = p.mmLineage();
-            action[i] = p.actionType();
-            transferMs[i] = Double.toString(p.transferMs());
-            recomputeMs[i] = Double.toString(p.recomputeMs());
-            budget[i] = p.budgetBytes();
-            manifest[i] = p.manifestBytes();
-            ttl[i] = micros(p.ttlDeadline());
-            transferBy[i] = micros(p.transferDeadline());
-            abandonBy[i] = micros(p.abandonDeadline());
         }
-        Map<String, Object> columns = new HashMap<>();
-        columns.put("lease", lease);
-        columns.put("request", request);
-        columns.put("domain", domain);
-        columns.put("transport", transport);
-        columns.put("donor", donor);
-        columns.put("donor_epoch", donorEpoch);
-        columns.put("bank", bank);
-        columns.put("bank_epoch", bankEpoch);
-        columns.put("target", target);
-        columns.put("target_epoch", targetEpoch);
-        columns.put("local_prefix", localPrefix);
-        columns.put("hash_from", hashFrom);
-        columns.put("hash_n", hashN);
-        columns.put("hashes", allHashes);
-        columns.put("slot_runs", slotRuns);
-        columns.put("mm_lineage", mmLineage);
-        columns.put("action", action);
-        columns.put("transfer_ms", transferMs);
-        columns.put("recompute_ms", recomputeMs);
-        columns.put("budget", budget);
-        columns.put("manifest", manifest);
-        columns.put("ttl", ttl);
-        columns.put("transfer_by", transferBy);
-        columns.put("abandon_by", abandonBy);
-        return InflightCaps.proposeWithinCaps(db, columns, parties, maxPerDonor, maxPerTarget);
+        columns.put("hash_from", from);
+        columns.put("hash_n", count);
+        columns.put("hashes", hashes);
+    }
+
+    private static String[] strings(List<Proposal> group, Function<Proposal, @Nullable String> column) {
+        return group.stream().map(column).toArray(String[]::new);
+    }
+
+    private static Long[] longs(List<Proposal> group, Function<Proposal, Long> column) {
+        return group.stream().map(column).toArray(Long[]::new);
+    }
+
+    private static Integer[] ints(List<Proposal> group, Function<Proposal, Integer> column) {
+        return group.stream().map(column).toArray(Integer[]::new);
     }
 
     /** {@code (first, count)} pairs as the lease row's {@code source_slot_runs}: {@code [[first, count], …]}. */

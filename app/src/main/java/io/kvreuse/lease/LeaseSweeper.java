@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.incarnation.IncarnationState;
 import io.kvreuse.incarnation.Incarnations;
 import java.time.Clock;
@@ -56,6 +57,7 @@ public class LeaseSweeper {
     private final EngineCommands.LeaseProperties props;
     private final LeaseMetrics metrics;
     private final Clock clock;
+    private final AuditTrail audit;
 
     LeaseSweeper(
             DatabaseClient db,
@@ -65,7 +67,8 @@ public class LeaseSweeper {
             Incarnations incarnations,
             EngineCommands.LeaseProperties props,
             LeaseMetrics metrics,
-            Clock clock) {
+            Clock clock,
+            AuditTrail audit) {
         this.db = db;
         this.tx = tx;
         this.groups = groups;
@@ -74,6 +77,7 @@ public class LeaseSweeper {
         this.props = props;
         this.metrics = metrics;
         this.clock = clock;
+        this.audit = audit;
     }
 
     /** What one sweep did: whether it held the lock, the leases it moved, incarnations sent to RECLAIM_PENDING. */
@@ -157,7 +161,8 @@ public class LeaseSweeper {
      * pin and no destination that is not released): what the decider does to each of them on its TTL
      * ({@code LeaseMove.PROPOSAL_EXPIRED}) or on a withdrawal ({@code PROPOSAL_WITHDRAWN}): the row
      * moves to EXPIRED with outcome EXPIRED, its open PIN and DELIVERED commands are withdrawn, its
-     * parties' in-flight counters count it as ended, and the move is audited. Answers the ids it moved.
+     * parties' in-flight counters count it as ended. Answers the ids it moved with their new versions; the
+     * caller audits the moves through the audit trail.
      * Run it after the rows are locked, in a later statement, so its snapshot sees every pin and
      * destination committed before the locks were granted.
      */
@@ -179,13 +184,8 @@ public class LeaseSweeper {
                 SELECT x.p, x.s, :end_shard, count(*)
                 FROM (SELECT d AS p, 'D' AS s FROM expired UNION ALL SELECT t, 'T' FROM expired) AS x
                 GROUP BY x.p, x.s ORDER BY x.p, x.s
-                ON CONFLICT (incarnation_id, side, shard) DO UPDATE SET ended = lease_inflight_end.ended + EXCLUDED.ended),
-            audit AS (
-                INSERT INTO audit_event (actor, subject_type, subject_id, action, from_state, to_state, epoch, reason, detail)
-                SELECT :actor, 'lease', CAST(e.lease_id AS TEXT), 'TRANSITION', 'PROPOSED', 'EXPIRED', e.version, :reason,
-                    CAST('{"outcome":"EXPIRED"}' AS JSONB)
-                FROM expired e ORDER BY e.lease_id)
-            SELECT lease_id AS id FROM expired ORDER BY lease_id
+                ON CONFLICT (incarnation_id, side, shard) DO UPDATE SET ended = lease_inflight_end.ended + EXCLUDED.ended)
+            SELECT lease_id AS id, version FROM expired ORDER BY lease_id
             """;
 
     /**
@@ -202,15 +202,30 @@ public class LeaseSweeper {
                 .bind("ids", LeaseAggregates.ids(locked))
                 .bind("now", LeaseRow.at(now))
                 .bind("reason", reason)
-                .bind("actor", actor)
                 .bind("ttl_only", ttlOnly)
                 .bind(
                         "end_shard",
                         java.util.concurrent.ThreadLocalRandom.current().nextInt(LeaseWriter.END_SHARDS))
-                .map((r, m) -> r.get("id", UUID.class))
+                .map((r, m) -> new AuditTrail.Row(
+                        actor,
+                        "lease",
+                        String.valueOf(r.get("id", UUID.class)),
+                        "TRANSITION",
+                        LeaseState.PROPOSED.name(),
+                        LeaseState.EXPIRED.name(),
+                        r.get("version", Long.class),
+                        reason,
+                        EXPIRED_DETAIL))
                 .all()
-                .collectList();
+                .collectList()
+                .flatMap(moved -> audit.recordAll(moved)
+                        .thenReturn(moved.stream()
+                                .map(row -> UUID.fromString(row.subjectId()))
+                                .toList()));
     }
+
+    /** The detail of an untouched lease's expiry in the audit trail, as the decider writes it. */
+    private static final String EXPIRED_DETAIL = "{\"outcome\":\"EXPIRED\"}";
 
     @EventListener
     void on(ProposalAbandoned abandoned) {
