@@ -22,14 +22,20 @@ class BankWrites {
         this.db = db;
     }
 
-    /** Parents stored earlier on this rank must sit exactly one position above their children. */
-    Mono<Void> checkParents(UUID bankId, int rank, BatchEffect effect) {
+    /** The position each parent outside the batch must have where the rank stores it. */
+    private static Map<Long, Integer> expectedParents(BatchEffect effect) {
         Map<Long, Integer> expected = new HashMap<>();
         for (InventoryBlock b : effect.stored.values()) {
             if (b.parentHash() != null && !effect.stored.containsKey(b.parentHash())) {
                 expected.put(b.parentHash(), b.position() - 1);
             }
         }
+        return expected;
+    }
+
+    /** Parents stored earlier on this rank must sit exactly one position above their children. */
+    Mono<Void> checkParents(UUID bankId, int rank, BatchEffect effect) {
+        Map<Long, Integer> expected = expectedParents(effect);
         if (expected.isEmpty()) {
             return Mono.empty();
         }
@@ -107,6 +113,102 @@ class BankWrites {
                 })
                 .one();
     }
+
+    /**
+     * Applies a batch in one autocommitted call of {@code kvreuse_ingest_batch} (V88): the bank's row
+     * lock, the checks that {@link InventoryIngestion} makes under it, the statement of {@link
+     * #applyEvents} with its feed row and NOTIFY, and the commit, in one round trip. True when the
+     * batch is applied and durable; false when the function found a case it leaves to the general
+     * transaction (a duplicate or gap, a pinned block, a parent elsewhere, a publication or agreement
+     * change, a bank the caller may not feed...), having written nothing. A lock that stays held
+     * past its bound is the store being unavailable, as a statement timeout in the transaction is.
+     */
+    Mono<Boolean> applyAlone(
+            UUID bankId,
+            int rank,
+            io.kvreuse.security.ApiPrincipal caller,
+            long first,
+            long last,
+            BatchEffect effect,
+            @org.jspecify.annotations.Nullable Long sourceSequence,
+            long lockWaitMillis,
+            long boundMillis) {
+        int n = effect.stored.size();
+        Long[] hashes = new Long[n];
+        Long[] parents = new Long[n];
+        Integer[] positions = new Integer[n];
+        Integer[] slots = new Integer[n];
+        String[] lineages = new String[n];
+        boolean anyLineage = false;
+        int i = 0;
+        for (InventoryBlock b : effect.stored.values()) {
+            hashes[i] = b.seqHash();
+            parents[i] = b.parentHash();
+            positions[i] = b.position();
+            slots[i] = b.slot();
+            lineages[i] = b.mmLineage();
+            anyLineage |= b.mmLineage() != null;
+            i++;
+        }
+        Map<Long, Integer> expected = expectedParents(effect);
+        Long[] expectHashes = new Long[expected.size()];
+        Integer[] expectPositions = new Integer[expected.size()];
+        int j = 0;
+        for (Map.Entry<Long, Integer> e : expected.entrySet()) {
+            expectHashes[j] = e.getKey();
+            expectPositions[j] = e.getValue();
+            j++;
+        }
+        return db.sql(ALONE)
+                .bind("id", bankId)
+                .bind("rank", rank)
+                .bind("subject", caller.subject())
+                .bind("host", io.kvreuse.store.Sql.orNull(caller.agentHost(), String.class))
+                .bind("first", first)
+                .bind("last", last)
+                .bind("hashes", hashes)
+                .bind("parents", parents)
+                .bind("positions", positions)
+                .bind("slots", slots)
+                .bind("lineages", io.kvreuse.store.Sql.orNull(anyLineage ? lineages : null, String[].class))
+                .bind("removed", effect.removed.toArray(Long[]::new))
+                .bind("clears", (long) effect.nativeClears)
+                .bind("seq", io.kvreuse.store.Sql.orNull(sourceSequence, Long.class))
+                .bind("maxSlot", effect.maxSlot)
+                .bind("expectHashes", expectHashes)
+                .bind("expectPositions", expectPositions)
+                .bind("channel", PgNotifications.INVENTORY)
+                .bind("lockWait", Long.toString(lockWaitMillis))
+                .bind("bound", Long.toString(boundMillis))
+                .map((row, meta) -> Boolean.TRUE)
+                .one()
+                .onErrorResume(e -> LEFT_TO_TRANSACTION.equals(sqlState(e)), e -> Mono.just(Boolean.FALSE))
+                .onErrorMap(
+                        e -> LOCK_NOT_AVAILABLE.equals(sqlState(e)),
+                        e -> new org.springframework.dao.QueryTimeoutException(
+                                "an inventory batch waited for a lock past its bound", e));
+    }
+
+    /** SQLSTATE of {@code kvreuse_ingest_batch} for a batch it leaves to the general transaction. */
+    private static final String LEFT_TO_TRANSACTION = "KVR01";
+
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
+
+    private static @org.jspecify.annotations.Nullable String sqlState(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof io.r2dbc.spi.R2dbcException r) {
+                return r.getSqlState();
+            }
+        }
+        return null;
+    }
+
+    private static final String ALONE = """
+            SELECT kvreuse_ingest_batch(:id, :rank, :subject, :host::text, :first, :last, :hashes::bigint[],
+                                        :parents::bigint[], :positions::int[], :slots::int[], :lineages::text[],
+                                        :removed::bigint[], :clears, :seq::bigint, :maxSlot, :expectHashes::bigint[],
+                                        :expectPositions::int[], :channel, :lockWait, :bound) AS applied
+            """;
 
     /** Where an event batch leaves the rank's stream: the last applied id and what it adds to the counters. */
     record StreamPosition(
