@@ -15,6 +15,9 @@
 --
 -- The bank's row lock waits at most lock_wait_ms, every later lock at most bound_ms (lock_timeout,
 -- SQLSTATE 55P03, which the caller reports as the store being unavailable).
+--
+-- Agreement is computed over the stored hashes only; see BankWrites.EVENTS for why a hash the batch
+-- only removes needs no lookup on the other ranks.
 
 CREATE FUNCTION kvreuse_publication_stays(
     state TEXT, reason TEXT, all_ready BOOLEAN, any_gap BOOLEAN, disagreement BOOLEAN, owner_state TEXT)
@@ -99,8 +102,7 @@ BEGIN
         WHERE bank_id = p_bank AND rank = p_rank AND (SELECT pinned FROM refused) IS NULL
     ), held AS (
         SELECT b.seq_hash, b.parent_hash, b.position, b.slot, b.mm_lineage FROM bank_block b
-        WHERE b.bank_id = p_bank AND b.rank <> p_rank
-          AND b.seq_hash = ANY(ARRAY(SELECT i.seq_hash FROM input i UNION SELECT g.seq_hash FROM gone g))
+        WHERE b.bank_id = p_bank AND b.rank <> p_rank AND b.seq_hash = ANY(p_hashes)
         UNION ALL
         SELECT i.seq_hash, i.parent_hash, i.position, i.slot, i.mm_lineage FROM input i
     ), agreement AS (

@@ -218,7 +218,11 @@ class BankWrites {
 
     // The DELETE runs to its end before the first row is inserted: the insert is gated on `refused`,
     // which reads every deleted row. Every part of the statement reads the rows as they stood before
-    // it, so agreement counts the other ranks' rows plus this rank's new ones from `input`. The feed
+    // it, so agreement counts the other ranks' rows plus this rank's new ones from `input`. Only the
+    // stored hashes are looked up on the other ranks: a hash this rank removes without storing it again
+    // has no agreement row, so it leaves the index as a REMOVE, which is what counting its other ranks'
+    // rows (at most tp - 1) decided too; a disagreement among those ranks was flagged when the later
+    // of them wrote it (every write checks its hashes across all ranks; a snapshot recounts). The feed
     // entry takes the bank's next feed sequence number under the bank's row lock the caller holds; a
     // batch that yields no op writes none. A refused batch writes nothing (and rolls back anyway).
     private static final String EVENTS = """
@@ -244,8 +248,7 @@ class BankWrites {
                 WHERE bank_id = :id AND rank = :rank AND (SELECT pinned FROM refused) IS NULL
             ), held AS (
                 SELECT seq_hash, parent_hash, position, slot, mm_lineage FROM bank_block
-                WHERE bank_id = :id AND rank <> :rank
-                  AND seq_hash = ANY(ARRAY(SELECT seq_hash FROM input UNION SELECT seq_hash FROM gone))
+                WHERE bank_id = :id AND rank <> :rank AND seq_hash = ANY(:hashes::bigint[])
                 UNION ALL
                 SELECT seq_hash, parent_hash, position, slot, mm_lineage FROM input
             ), agreement AS (

@@ -37,6 +37,9 @@ class InventoryBatchInOneCallIntegrationTests {
     @Autowired
     DatabaseClient db;
 
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
     Fleet fleet;
     Engine decode;
 
@@ -79,9 +82,12 @@ class InventoryBatchInOneCallIntegrationTests {
     void overwritingAPinnedBlockIsRefusedAndLeavesTheRankTheFeedAndTheBlocksAsTheyWere() {
         String bankId = fleet.bank(decode, 2, 16);
         long[] chain = Fleet.chain(4);
+        double oneCall = inOneCall();
         for (int rank = 0; rank < 2; rank++) {
             fleet.post("/api/v1/banks/" + bankId + "/events", decode.token(), events(rank, 1, stored(chain, 0)), 200);
         }
+        assertThat(inOneCall()).as("the usual batches took one call").isEqualTo(oneCall + 2);
+        assertThat(lastEventId(bankId, 1)).isEqualTo(1L);
         db.sql("UPDATE bank_block SET pin_count = 1 WHERE bank_id = :b AND rank = 0 AND slot = 2")
                 .bind("b", UUID.fromString(bankId))
                 .then()
@@ -102,6 +108,7 @@ class InventoryBatchInOneCallIntegrationTests {
                 .expectStatus()
                 .isEqualTo(409);
 
+        assertThat(inOneCall()).as("the refused ones did not").isEqualTo(oneCall + 2);
         assertThat(rows(bankId)).as("nothing deleted or written").isEqualTo(rowsBefore);
         assertThat(feedSeq(bankId)).as("no feed row").isEqualTo(feedBefore);
         assertThat(lastEventId(bankId, 0)).isEqualTo(1L);
@@ -109,6 +116,11 @@ class InventoryBatchInOneCallIntegrationTests {
         fleet.post("/api/v1/banks/" + bankId + "/events", decode.token(), events(0, 2, removed(chain[3])), 200);
         assertThat(lastEventId(bankId, 0)).isEqualTo(2L);
         assertThat(feedSeq(bankId)).isEqualTo(feedBefore + 1);
+        assertThat(inOneCall()).isEqualTo(oneCall + 3);
+    }
+
+    private double inOneCall() {
+        return meters.counter("kvreuse.inventory.batches.one.call").count();
     }
 
     @Test
