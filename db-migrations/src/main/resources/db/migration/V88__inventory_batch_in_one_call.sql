@@ -45,7 +45,9 @@ DECLARE
     own RECORD;
     parts RECORD;
     part RECORD;
-    v_pinned BIGINT;
+    g_hashes BIGINT[];
+    g_slots INTEGER[];
+    g_pins INTEGER[];
     v_disagrees BOOLEAN;
     v_notified BIGINT;
 BEGIN
@@ -79,30 +81,50 @@ BEGIN
         RAISE EXCEPTION 'no fast path: parents' USING ERRCODE = 'KVR01';
     END IF;
 
-    -- BankWrites.EVENTS, less the publication inputs read above
+    -- What BankWrites.EVENTS does, in steps. Each lookup joins the batch's arrays to an index (a
+    -- nested loop of index probes), never a filter "= ANY(array)" over a whole rank: inside a function
+    -- the statements run on generic plans, where such a filter tests every row against every element.
+    -- The removals come first, by slot and then by hash (a row goes with the first that finds it), so
+    -- a pinned block among them is known before anything is inserted.
+    WITH d AS (
+        DELETE FROM bank_block b USING unnest(p_slots) AS s(slot)
+        WHERE b.bank_id = p_bank AND b.rank = p_rank AND b.slot = s.slot
+        RETURNING b.seq_hash, b.slot, b.pin_count
+    )
+    SELECT coalesce(array_agg(d.seq_hash), '{}'), coalesce(array_agg(d.slot), '{}'), coalesce(array_agg(d.pin_count), '{}')
+    INTO g_hashes, g_slots, g_pins FROM d;
+    WITH d AS (
+        DELETE FROM bank_block b USING unnest(p_hashes || p_removed) AS h(seq_hash)
+        WHERE b.bank_id = p_bank AND b.seq_hash = h.seq_hash AND b.rank = p_rank
+        RETURNING b.seq_hash, b.slot, b.pin_count
+    )
+    SELECT g_hashes || coalesce(array_agg(d.seq_hash), '{}'), g_slots || coalesce(array_agg(d.slot), '{}'),
+           g_pins || coalesce(array_agg(d.pin_count), '{}')
+    INTO g_hashes, g_slots, g_pins FROM d;
+    -- a pinned block may only stay where it is: stored again at its own slot
+    IF EXISTS (SELECT 1 FROM unnest(g_hashes, g_slots, g_pins) AS g(seq_hash, slot, pin_count)
+               LEFT JOIN unnest(p_hashes, p_slots) AS i(seq_hash, slot) ON i.seq_hash = g.seq_hash
+               WHERE g.pin_count > 0 AND (i.slot IS NULL OR i.slot <> g.slot)) THEN
+        RAISE EXCEPTION 'no fast path: pinned block' USING ERRCODE = 'KVR01';
+    END IF;
+
+    -- the other ranks' rows are read before this rank's are inserted (one snapshot for the statement)
     WITH input AS (
         SELECT * FROM unnest(p_hashes, p_parents, p_positions, p_slots, p_lineages)
                       AS t(seq_hash, parent_hash, position, slot, mm_lineage)
     ), gone AS (
-        DELETE FROM bank_block WHERE bank_id = p_bank AND rank = p_rank
-          AND (seq_hash = ANY(p_hashes) OR seq_hash = ANY(p_removed) OR slot = ANY(p_slots))
-        RETURNING seq_hash, slot, pin_count
-    ), refused AS (
-        SELECT (array_agg(g.seq_hash) FILTER (WHERE g.pin_count > 0 AND (i.slot IS NULL OR i.slot <> g.slot)))[1]
-                   AS pinned
-        FROM gone g LEFT JOIN input i ON i.seq_hash = g.seq_hash
+        SELECT * FROM unnest(g_hashes, g_slots, g_pins) AS g(seq_hash, slot, pin_count)
     ), written AS (
         INSERT INTO bank_block (bank_id, rank, seq_hash, parent_hash, position, slot, mm_lineage, pin_count)
         SELECT p_bank, p_rank, i.seq_hash, i.parent_hash, i.position, i.slot, i.mm_lineage, coalesce(g.pin_count, 0)
         FROM input i LEFT JOIN gone g ON g.seq_hash = i.seq_hash
-        WHERE (SELECT pinned FROM refused) IS NULL
     ), upd AS (
         UPDATE bank_part SET last_event_id = p_last, native_clears = native_clears + p_clears, events_started = TRUE,
                              source_sequence = coalesce(p_source_sequence, source_sequence)
-        WHERE bank_id = p_bank AND rank = p_rank AND (SELECT pinned FROM refused) IS NULL
+        WHERE bank_id = p_bank AND rank = p_rank
     ), held AS (
-        SELECT b.seq_hash, b.parent_hash, b.position, b.slot, b.mm_lineage FROM bank_block b
-        WHERE b.bank_id = p_bank AND b.rank <> p_rank AND b.seq_hash = ANY(p_hashes)
+        SELECT b.seq_hash, b.parent_hash, b.position, b.slot, b.mm_lineage
+        FROM input i JOIN bank_block b ON b.bank_id = p_bank AND b.seq_hash = i.seq_hash AND b.rank <> p_rank
         UNION ALL
         SELECT i.seq_hash, i.parent_hash, i.position, i.slot, i.mm_lineage FROM input i
     ), agreement AS (
@@ -123,18 +145,17 @@ BEGIN
         SELECT json_agg(o.op ORDER BY o.ord) AS ops FROM ops o
     ), next AS (
         UPDATE retained_bank SET feed_seq = feed_seq + 1
-        WHERE bank_id = p_bank AND (SELECT f.ops FROM feed f) IS NOT NULL AND (SELECT pinned FROM refused) IS NULL
+        WHERE bank_id = p_bank AND (SELECT f.ops FROM feed f) IS NOT NULL
         RETURNING feed_seq
     ), appended AS (
         INSERT INTO inventory_change (bank_id, seq, ops) SELECT p_bank, n.feed_seq, (SELECT f.ops FROM feed f) FROM next n
         RETURNING seq
     )
-    SELECT (SELECT pinned FROM refused),
-           EXISTS (SELECT 1 FROM agreement a WHERE a.n > 1 AND NOT a.agrees),
+    SELECT EXISTS (SELECT 1 FROM agreement a WHERE a.n > 1 AND NOT a.agrees),
            (SELECT count(*) FROM (SELECT pg_notify(p_channel, p_bank::TEXT || ':' || ap.seq::TEXT) FROM appended ap) x)
-    INTO v_pinned, v_disagrees, v_notified;
-    IF v_pinned IS NOT NULL OR (v_disagrees AND NOT bank.rank_disagreement) THEN
-        RAISE EXCEPTION 'no fast path: pinned block or new disagreement' USING ERRCODE = 'KVR01';
+    INTO v_disagrees, v_notified;
+    IF v_disagrees AND NOT bank.rank_disagreement THEN
+        RAISE EXCEPTION 'no fast path: new disagreement' USING ERRCODE = 'KVR01';
     END IF;
     RETURN 1;
 END;
