@@ -248,7 +248,7 @@ class BankStore {
                 .bind("after", afterSeq)
                 .map((row, meta) -> new FeedEntry(
                         row.get("seq", Long.class),
-                        List.of(json.readValue(row.get("ops", Json.class).asString(), IndexOp[].class))))
+                        IndexOp.readAll(json, row.get("ops", Json.class).asArray())))
                 .all();
     }
 

@@ -22,14 +22,20 @@ class BankWrites {
         this.db = db;
     }
 
-    /** Parents stored earlier on this rank must sit exactly one position above their children. */
-    Mono<Void> checkParents(UUID bankId, int rank, BatchEffect effect) {
+    /** The position each parent outside the batch must have where the rank stores it. */
+    private static Map<Long, Integer> expectedParents(BatchEffect effect) {
         Map<Long, Integer> expected = new HashMap<>();
         for (InventoryBlock b : effect.stored.values()) {
             if (b.parentHash() != null && !effect.stored.containsKey(b.parentHash())) {
                 expected.put(b.parentHash(), b.position() - 1);
             }
         }
+        return expected;
+    }
+
+    /** Parents stored earlier on this rank must sit exactly one position above their children. */
+    Mono<Void> checkParents(UUID bankId, int rank, BatchEffect effect) {
+        Map<Long, Integer> expected = expectedParents(effect);
         if (expected.isEmpty()) {
             return Mono.empty();
         }
@@ -108,6 +114,102 @@ class BankWrites {
                 .one();
     }
 
+    /**
+     * Applies a batch in one autocommitted call of {@code kvreuse_ingest_batch} (V88): the bank's row
+     * lock, the checks that {@link InventoryIngestion} makes under it, the statement of {@link
+     * #applyEvents} with its feed row and NOTIFY, and the commit, in one round trip. True when the
+     * batch is applied and durable; false when the function found a case it leaves to the general
+     * transaction (a duplicate or gap, a pinned block, a parent elsewhere, a publication or agreement
+     * change, a bank the caller may not feed...), having written nothing. A lock that stays held
+     * past its bound is the store being unavailable, as a statement timeout in the transaction is.
+     */
+    Mono<Boolean> applyAlone(
+            UUID bankId,
+            int rank,
+            io.kvreuse.security.ApiPrincipal caller,
+            long first,
+            long last,
+            BatchEffect effect,
+            @org.jspecify.annotations.Nullable Long sourceSequence,
+            long lockWaitMillis,
+            long boundMillis) {
+        int n = effect.stored.size();
+        Long[] hashes = new Long[n];
+        Long[] parents = new Long[n];
+        Integer[] positions = new Integer[n];
+        Integer[] slots = new Integer[n];
+        String[] lineages = new String[n];
+        boolean anyLineage = false;
+        int i = 0;
+        for (InventoryBlock b : effect.stored.values()) {
+            hashes[i] = b.seqHash();
+            parents[i] = b.parentHash();
+            positions[i] = b.position();
+            slots[i] = b.slot();
+            lineages[i] = b.mmLineage();
+            anyLineage |= b.mmLineage() != null;
+            i++;
+        }
+        Map<Long, Integer> expected = expectedParents(effect);
+        Long[] expectHashes = new Long[expected.size()];
+        Integer[] expectPositions = new Integer[expected.size()];
+        int j = 0;
+        for (Map.Entry<Long, Integer> e : expected.entrySet()) {
+            expectHashes[j] = e.getKey();
+            expectPositions[j] = e.getValue();
+            j++;
+        }
+        return db.sql(ALONE)
+                .bind("id", bankId)
+                .bind("rank", rank)
+                .bind("subject", caller.subject())
+                .bind("host", io.kvreuse.store.Sql.orNull(caller.agentHost(), String.class))
+                .bind("first", first)
+                .bind("last", last)
+                .bind("hashes", hashes)
+                .bind("parents", parents)
+                .bind("positions", positions)
+                .bind("slots", slots)
+                .bind("lineages", io.kvreuse.store.Sql.orNull(anyLineage ? lineages : null, String[].class))
+                .bind("removed", effect.removed.toArray(Long[]::new))
+                .bind("clears", (long) effect.nativeClears)
+                .bind("seq", io.kvreuse.store.Sql.orNull(sourceSequence, Long.class))
+                .bind("maxSlot", effect.maxSlot)
+                .bind("expectHashes", expectHashes)
+                .bind("expectPositions", expectPositions)
+                .bind("channel", PgNotifications.INVENTORY)
+                .bind("lockWait", Long.toString(lockWaitMillis))
+                .bind("bound", Long.toString(boundMillis))
+                .map((row, meta) -> Boolean.TRUE)
+                .one()
+                .onErrorResume(e -> LEFT_TO_TRANSACTION.equals(sqlState(e)), e -> Mono.just(Boolean.FALSE))
+                .onErrorMap(
+                        e -> LOCK_NOT_AVAILABLE.equals(sqlState(e)),
+                        e -> new org.springframework.dao.QueryTimeoutException(
+                                "an inventory batch waited for a lock past its bound", e));
+    }
+
+    /** SQLSTATE of {@code kvreuse_ingest_batch} for a batch it leaves to the general transaction. */
+    private static final String LEFT_TO_TRANSACTION = "KVR01";
+
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
+
+    private static @org.jspecify.annotations.Nullable String sqlState(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof io.r2dbc.spi.R2dbcException r) {
+                return r.getSqlState();
+            }
+        }
+        return null;
+    }
+
+    private static final String ALONE = """
+            SELECT kvreuse_ingest_batch(:id, :rank, :subject, :host::text, :first, :last, :hashes::bigint[],
+                                        :parents::bigint[], :positions::int[], :slots::int[], :lineages::text[],
+                                        :removed::bigint[], :clears, :seq::bigint, :maxSlot, :expectHashes::bigint[],
+                                        :expectPositions::int[], :channel, :lockWait, :bound) AS applied
+            """;
+
     /** Where an event batch leaves the rank's stream: the last applied id and what it adds to the counters. */
     record StreamPosition(
             long lastEventId,
@@ -116,7 +218,11 @@ class BankWrites {
 
     // The DELETE runs to its end before the first row is inserted: the insert is gated on `refused`,
     // which reads every deleted row. Every part of the statement reads the rows as they stood before
-    // it, so agreement counts the other ranks' rows plus this rank's new ones from `input`. The feed
+    // it, so agreement counts the other ranks' rows plus this rank's new ones from `input`. Only the
+    // stored hashes are looked up on the other ranks: a hash this rank removes without storing it again
+    // has no agreement row, so it leaves the index as a REMOVE, which is what counting its other ranks'
+    // rows (at most tp - 1) decided too; a disagreement among those ranks was flagged when the later
+    // of them wrote it (every write checks its hashes across all ranks; a snapshot recounts). The feed
     // entry takes the bank's next feed sequence number under the bank's row lock the caller holds; a
     // batch that yields no op writes none. A refused batch writes nothing (and rolls back anyway).
     private static final String EVENTS = """
@@ -142,8 +248,7 @@ class BankWrites {
                 WHERE bank_id = :id AND rank = :rank AND (SELECT pinned FROM refused) IS NULL
             ), held AS (
                 SELECT seq_hash, parent_hash, position, slot, mm_lineage FROM bank_block
-                WHERE bank_id = :id AND rank <> :rank
-                  AND seq_hash = ANY(ARRAY(SELECT seq_hash FROM input UNION SELECT seq_hash FROM gone))
+                WHERE bank_id = :id AND rank <> :rank AND seq_hash = ANY(:hashes::bigint[])
                 UNION ALL
                 SELECT seq_hash, parent_hash, position, slot, mm_lineage FROM input
             ), agreement AS (

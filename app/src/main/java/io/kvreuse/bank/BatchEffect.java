@@ -22,6 +22,8 @@ final class BatchEffect {
     final Set<Long> removed = new HashSet<>();
     int nativeClears;
     int events;
+    /** The highest slot any block of the batch names, applied or not (-1: none). */
+    int maxSlot = -1;
 
     private final Map<Integer, Long> slotHolder = new HashMap<>();
     private final int capacity;
@@ -142,6 +144,7 @@ final class BatchEffect {
     }
 
     private void checkShape(InventoryBlock block, String where) {
+        maxSlot = Math.max(maxSlot, block.slot());
         if (block.slot() >= capacity) {
             throw invalid(
                     ProblemType.SLOT_OUT_OF_RANGE,

@@ -49,6 +49,18 @@ class BlockPositions {
                 .map(known -> fill(batch, known));
     }
 
+    /**
+     * The batch placed from its own blocks alone, or null when some parent must be looked up on the
+     * rank (then only {@link #place} inside the batch's transaction can place it).
+     */
+    static @org.jspecify.annotations.Nullable Placed placeWithinBatch(InventoryRequests.Events batch) {
+        Set<Long> unknownParents = unknownParents(batch);
+        if (unknownParents == null) {
+            return new Placed(batch, 0);
+        }
+        return unknownParents.isEmpty() ? fill(batch, new HashMap<>()) : null;
+    }
+
     /** Parents to look up on the rank; null when every block already carries its position. */
     private static Set<Long> unknownParents(InventoryRequests.Events batch) {
         if (everyPositionGiven(batch)) {

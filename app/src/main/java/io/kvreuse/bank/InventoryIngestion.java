@@ -68,6 +68,14 @@ class InventoryIngestion {
         blocks("removed");
         rankDisagreements();
         nativeCacheClears();
+        inOneCall();
+    }
+
+    private Counter inOneCall() {
+        return Counter.builder("kvreuse.inventory.batches.one.call")
+                .description(
+                        "applied inventory event batches that took one autocommitted call (the rest: a transaction)")
+                .register(meters);
     }
 
     private Counter batches(String outcome) {
@@ -119,7 +127,55 @@ class InventoryIngestion {
         }
     }
 
+    /**
+     * Applies a batch: the usual one (the next ids of a rank in good standing, nothing pinned in the
+     * way, the publication unchanged) in one autocommitted call, anything else, or a batch that
+     * names a parent it does not carry without a position, through {@link #ingestInTransaction}.
+     */
     Mono<Applied> ingest(UUID bankId, InventoryRequests.Events request, ApiPrincipal caller) {
+        return alone(bankId, request, caller)
+                .switchIfEmpty(Mono.defer(() -> ingestInTransaction(bankId, request, caller)));
+    }
+
+    /** The batch applied in one call of {@link BankWrites#applyAlone}, or empty to go the general way. */
+    private Mono<Applied> alone(UUID bankId, InventoryRequests.Events request, ApiPrincipal caller) {
+        BlockPositions.Placed placed;
+        BatchEffect effect;
+        try {
+            placed = BlockPositions.placeWithinBatch(request);
+            if (placed == null) {
+                return Mono.empty();
+            }
+            // the capacity is checked by the call (maxSlot); an invalid batch is reported by the
+            // general way, in the order it checks things
+            effect = BatchEffect.of(placed.batch(), 0, Integer.MAX_VALUE, true);
+        } catch (KvReuseException e) {
+            return Mono.empty();
+        }
+        long first = request.firstEventId();
+        long last = first + request.events().size() - 1;
+        int unplaced = placed.unplaced();
+        return writes.applyAlone(
+                        bankId,
+                        request.rank(),
+                        caller,
+                        first,
+                        last,
+                        effect,
+                        request.sourceSequence(),
+                        storeTimeout.multipliedBy(LOCK_WAIT).toMillis(),
+                        storeTimeout.toMillis())
+                .as(this::bounded)
+                .filter(Boolean::booleanValue)
+                .map(applied -> {
+                    count(effect);
+                    inOneCall().increment();
+                    events.publishEvent(new BankChanged(bankId));
+                    return new Applied(last, unplaced);
+                });
+    }
+
+    private Mono<Applied> ingestInTransaction(UUID bankId, InventoryRequests.Events request, ApiPrincipal caller) {
         int rank = request.rank();
         ChangeSet changes = new ChangeSet();
         int[] unplaced = {0};

@@ -38,9 +38,19 @@ final class RankStream implements AutoCloseable {
     /** What the forwarder does, in stream order. */
     private sealed interface Item {}
 
-    /** Events as their JSON (one array each, {@link EventJson}), with how many blocks and hashes they carry. */
+    /**
+     * Events as their JSON (one array each, {@link EventJson}), with how many blocks and hashes they
+     * carry and the slots their STORED events fill (for {@link #merge}; empty once merged).
+     */
     private record Events(
-            List<byte[]> events, int items, @Nullable Long completes) implements Item {}
+            List<byte[]> events, int items, @Nullable Long completes, int[] slots) implements Item {
+
+        Events(List<byte[]> events, int items, @Nullable Long completes) {
+            this(events, items, completes, NO_SLOTS);
+        }
+    }
+
+    private static final int[] NO_SLOTS = new int[0];
 
     private record Reset() implements Item {}
 
@@ -266,6 +276,7 @@ final class RankStream implements AutoCloseable {
         metrics.received.increment(batch.events().size());
         List<byte[]> out = new ArrayList<>(batch.events().size());
         int items = 0;
+        IntList slots = new IntList();
         for (KvEvent event : batch.events()) {
             if (!event.onGpu()) {
                 metrics.offGpu.increment();
@@ -277,6 +288,7 @@ final class RankStream implements AutoCloseable {
                     if (e != null) {
                         out.add(e);
                         items += s.hashes().length;
+                        slots.addAll(java.util.Objects.requireNonNull(s.slots()));
                     }
                 }
                 case KvEvent.Removed r -> {
@@ -290,17 +302,36 @@ final class RankStream implements AutoCloseable {
                     if (source.allBlocksCleared() == ClearPolicy.NATIVE_CACHE_CLEARED) {
                         out.add(EventJson.NATIVE_CACHE_CLEARED);
                     } else {
-                        queue.put(new Events(out, items, null));
+                        queue.put(new Events(out, items, null, slots.toArray()));
                         queue.put(new Reset());
                         positions.clear();
                         out = new ArrayList<>();
                         items = 0;
+                        slots = new IntList();
                     }
                 }
             }
         }
-        queue.put(new Events(out, items, seq));
+        queue.put(new Events(out, items, seq, slots.toArray()));
         return true;
+    }
+
+    /** A growable int array. */
+    private static final class IntList {
+        private int[] values = NO_SLOTS;
+        private int size;
+
+        void addAll(int[] more) {
+            if (size + more.length > values.length) {
+                values = java.util.Arrays.copyOf(values, Math.max(2 * values.length, size + more.length));
+            }
+            System.arraycopy(more, 0, values, size, more.length);
+            size += more.length;
+        }
+
+        int[] toArray() {
+            return size == 0 ? NO_SLOTS : java.util.Arrays.copyOf(values, size);
+        }
     }
 
     /** The STORED event's JSON; null when it is left out (no slots, or slots outside the bank). */
@@ -426,7 +457,14 @@ final class RankStream implements AutoCloseable {
         }
     }
 
-    /** This batch and the queued ones right behind it, up to the size of one ingestion batch. */
+    /**
+     * This batch and the queued ones right behind it, up to the size of one ingestion batch and up to
+     * the first engine batch that stores into a slot an earlier one of the merge already stored: the
+     * events API refuses a batch that stores two blocks at one slot (duplicate-slot), while the same
+     * engine batches sent apart are each applied, the later one evicting the earlier's block. (A
+     * removal in between would make the merge acceptable again; it is not tracked, so such a merge is
+     * cut too, which costs only a request.)
+     */
     private Events merge(Events first) {
         if (!(queue.peek() instanceof Events)) {
             return first;
@@ -435,9 +473,17 @@ final class RankStream implements AutoCloseable {
         events.addAll(first.events());
         int items = first.items();
         Long completes = first.completes();
+        java.util.BitSet filled = new java.util.BitSet();
+        for (int slot : first.slots()) {
+            filled.set(slot);
+        }
         while (queue.peek() instanceof Events next
                 && events.size() + next.events().size() <= MAX_EVENTS
-                && items + next.items() <= MAX_ITEMS) {
+                && items + next.items() <= MAX_ITEMS
+                && fillsNone(filled, next.slots())) {
+            for (int slot : next.slots()) {
+                filled.set(slot);
+            }
             queue.poll();
             events.addAll(next.events());
             items += next.items();
@@ -446,6 +492,15 @@ final class RankStream implements AutoCloseable {
             }
         }
         return new Events(events, items, completes);
+    }
+
+    private static boolean fillsNone(java.util.BitSet filled, int[] slots) {
+        for (int slot : slots) {
+            if (filled.get(slot)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void send(Events e) throws InterruptedException {

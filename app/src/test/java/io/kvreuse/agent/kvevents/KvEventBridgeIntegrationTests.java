@@ -361,6 +361,32 @@ class KvEventBridgeIntegrationTests {
     }
 
     @Test
+    void engineBatchesThatReuseEachOthersSlotsAreNotMergedIntoOneTheApiRefuses() throws Exception {
+        Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 64);
+        bridge();
+        settle();
+        int batches = 40;
+        for (int b = 0; b < batches; b++) {
+            // every engine batch stores 16 new blocks into slots 0-15, evicting the previous batch's
+            List<Object> events = new ArrayList<>();
+            long[] blocks = Fleet.chain(16);
+            for (int e = 0; e < 4; e++) {
+                events.add(storedArray(u64(Arrays.copyOfRange(blocks, 4 * e, 4 * e + 4)), null, 4 * e));
+            }
+            bank.publishers().getFirst().publish(vllmArrayBatch(events, 0));
+            Thread.sleep(5); // faster than the bridge posts, so batches queue up behind each POST
+        }
+        await(
+                () -> ((Number) part(bank, 0).get("appliedThroughEventId")).longValue() == 4L * batches - 1,
+                "every event applied");
+        assertThat(count("refused")).isZero();
+        assertThat(registry.timer("kvreuse.agent.kv.events.post").count())
+                .as("no merged batch was refused and retried event by event")
+                .isLessThanOrEqualTo(batches);
+        assertThat(part(bank, 0)).containsEntry("blocks", 16).containsEntry("needsSnapshot", false);
+    }
+
+    @Test
     void aRestartedAgentResumesFromTheControlPlanesPosition() throws Exception {
         Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
         KvEventBridge first = bridge();
