@@ -68,35 +68,17 @@ class BankWrites {
      */
     Mono<Written> applyEvents(
             UUID bankId, int rank, int tp, BatchEffect effect, StreamPosition part, ChangeSet changes) {
-        int n = effect.stored.size();
-        Long[] hashes = new Long[n];
-        Long[] parents = new Long[n];
-        Integer[] positions = new Integer[n];
-        Integer[] slots = new Integer[n];
-        String[] lineages = new String[n];
-        boolean anyLineage = false;
-        int i = 0;
-        for (InventoryBlock b : effect.stored.values()) {
-            hashes[i] = b.seqHash();
-            parents[i] = b.parentHash();
-            positions[i] = b.position();
-            slots[i] = b.slot();
-            lineages[i] = b.mmLineage();
-            anyLineage |= b.mmLineage() != null;
-            i++;
-        }
+        Stored stored = Stored.of(effect);
         Long[] removed = effect.removed.toArray(Long[]::new);
         return db.sql(EVENTS)
                 .bind("id", bankId)
                 .bind("rank", rank)
                 .bind("tp", (long) tp)
-                .bind("hashes", hashes)
-                .bind("parents", parents)
-                .bind("positions", positions)
-                .bind("slots", slots)
-                // text-only blocks (the usual case): a NULL array, which unnest pads with NULLs,
-                // instead of 1,024 NULLs to format and parse
-                .bind("lineages", io.kvreuse.store.Sql.orNull(anyLineage ? lineages : null, String[].class))
+                .bind("hashes", stored.hashes())
+                .bind("parents", stored.parents())
+                .bind("positions", stored.positions())
+                .bind("slots", stored.slots())
+                .bind("lineages", stored.lineages())
                 .bind("removed", removed)
                 .bind("last", part.lastEventId())
                 .bind("clears", part.nativeClears())
@@ -112,6 +94,40 @@ class BankWrites {
                     return new Written(disagrees, BankStore.publication(row, disagrees));
                 })
                 .one();
+    }
+
+    /**
+     * The stored blocks of a batch as the batch statements' array parameters, in one order. Text-only
+     * blocks (the usual case) bind one NULL lineage array, which {@code unnest} pads with NULLs,
+     * instead of 1,024 NULLs to format and parse.
+     */
+    private record Stored(Long[] hashes, Long[] parents, Integer[] positions, Integer[] slots, Object lineages) {
+
+        static Stored of(BatchEffect effect) {
+            int n = effect.stored.size();
+            Long[] hashes = new Long[n];
+            Long[] parents = new Long[n];
+            Integer[] positions = new Integer[n];
+            Integer[] slots = new Integer[n];
+            String[] lineages = new String[n];
+            boolean anyLineage = false;
+            int i = 0;
+            for (InventoryBlock b : effect.stored.values()) {
+                hashes[i] = b.seqHash();
+                parents[i] = b.parentHash();
+                positions[i] = b.position();
+                slots[i] = b.slot();
+                lineages[i] = b.mmLineage();
+                anyLineage |= b.mmLineage() != null;
+                i++;
+            }
+            return new Stored(
+                    hashes,
+                    parents,
+                    positions,
+                    slots,
+                    io.kvreuse.store.Sql.orNull(anyLineage ? lineages : null, String[].class));
+        }
     }
 
     /**
@@ -133,23 +149,7 @@ class BankWrites {
             @org.jspecify.annotations.Nullable Long sourceSequence,
             long lockWaitMillis,
             long boundMillis) {
-        int n = effect.stored.size();
-        Long[] hashes = new Long[n];
-        Long[] parents = new Long[n];
-        Integer[] positions = new Integer[n];
-        Integer[] slots = new Integer[n];
-        String[] lineages = new String[n];
-        boolean anyLineage = false;
-        int i = 0;
-        for (InventoryBlock b : effect.stored.values()) {
-            hashes[i] = b.seqHash();
-            parents[i] = b.parentHash();
-            positions[i] = b.position();
-            slots[i] = b.slot();
-            lineages[i] = b.mmLineage();
-            anyLineage |= b.mmLineage() != null;
-            i++;
-        }
+        Stored stored = Stored.of(effect);
         Map<Long, Integer> expected = expectedParents(effect);
         Long[] expectHashes = new Long[expected.size()];
         Integer[] expectPositions = new Integer[expected.size()];
@@ -166,11 +166,11 @@ class BankWrites {
                 .bind("host", io.kvreuse.store.Sql.orNull(caller.agentHost(), String.class))
                 .bind("first", first)
                 .bind("last", last)
-                .bind("hashes", hashes)
-                .bind("parents", parents)
-                .bind("positions", positions)
-                .bind("slots", slots)
-                .bind("lineages", io.kvreuse.store.Sql.orNull(anyLineage ? lineages : null, String[].class))
+                .bind("hashes", stored.hashes())
+                .bind("parents", stored.parents())
+                .bind("positions", stored.positions())
+                .bind("slots", stored.slots())
+                .bind("lineages", stored.lineages())
                 .bind("removed", effect.removed.toArray(Long[]::new))
                 .bind("clears", (long) effect.nativeClears)
                 .bind("seq", io.kvreuse.store.Sql.orNull(sourceSequence, Long.class))
