@@ -381,8 +381,8 @@ class KvEventBridgeIntegrationTests {
             for (int e = 0; e < 4; e++) {
                 events.add(storedArray(u64(Arrays.copyOfRange(blocks, 4 * e, 4 * e + 4)), null, 4 * e));
             }
+            // published back to back, faster than the bridge posts: batches queue up behind each POST
             bank.publishers().getFirst().publish(vllmArrayBatch(events, 0));
-            Thread.sleep(5); // faster than the bridge posts, so batches queue up behind each POST
         }
         await(
                 () -> ((Number) part(bank, 0).get("appliedThroughEventId")).longValue() == 4L * batches - 1,
