@@ -2,6 +2,7 @@ package io.kvreuse.web;
 
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemType;
+import io.kvreuse.store.StoreFailures;
 import io.kvreuse.web.Problems.Problem;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -19,6 +20,7 @@ import org.springframework.dao.TransientDataAccessException;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.http.server.reactive.observation.ServerRequestObservationContext;
 import org.springframework.security.access.AccessDeniedException;
 import org.springframework.stereotype.Component;
@@ -58,7 +60,7 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
 
     @Override
     public Mono<Void> handle(ServerWebExchange exchange, Throwable ex) {
-        if (DisconnectedClientHelper.isClientDisconnectedException(ex)) {
+        if (clientWentAway(exchange, ex)) {
             return clientAborted(exchange, ex);
         }
         if (exchange.getResponse().isCommitted() || isBrowserPage(exchange)) {
@@ -79,6 +81,46 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
             exchange.getResponse().getHeaders().set("Retry-After", "1");
         }
         return writer.write(exchange, problem);
+    }
+
+    /**
+     * The client went away. Spring's test reads any reactor-netty {@code AbortedException}, "connection
+     * reset by peer" or "broken pipe" among the causes as the client's, but PostgreSQL's connection
+     * fails with the very same exceptions when the database stops, and a transaction that could not
+     * begin on it arrives untranslated ({@code CannotCreateTransactionException} over the driver's
+     * exception). Taken for an abort, the exchange ended with an empty 200 to a client that was still
+     * there and took it for success: an engine's commit or a node agent's part report that was never
+     * written. So a failure with the store or a transaction among its causes is the store's (503),
+     * and a client whose connection is still open has not gone away, whatever the exception says.
+     */
+    static boolean clientWentAway(ServerWebExchange exchange, Throwable ex) {
+        return DisconnectedClientHelper.isClientDisconnectedException(ex)
+                && !fromTheStore(ex)
+                && !clientStillConnected(exchange);
+    }
+
+    static boolean fromTheStore(Throwable ex) {
+        if (StoreFailures.isStoreFailure(ex)) {
+            return true;
+        }
+        for (Throwable t = ex; t != null; t = t.getCause()) {
+            if (t instanceof io.r2dbc.spi.R2dbcException
+                    || t instanceof org.springframework.transaction.TransactionException
+                    || t instanceof org.springframework.dao.DataAccessException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the client's connection is still open; false when the server cannot tell. */
+    private static boolean clientStillConnected(ServerWebExchange exchange) {
+        try {
+            Object response = ServerHttpResponseDecorator.getNativeResponse(exchange.getResponse());
+            return response instanceof reactor.netty.Connection c && c.channel().isActive();
+        } catch (RuntimeException noNativeResponse) {
+            return false;
+        }
     }
 
     /** Nobody is left to answer: count it, and let the exchange end quietly. */
@@ -131,6 +173,8 @@ class ProblemWebExceptionHandler implements WebExceptionHandler {
             case AccessDeniedException e ->
                 new Problem(ProblemType.FORBIDDEN, "this token's role does not allow the call");
             case DataAccessResourceFailureException e -> storeUnavailable();
+            // no connection, or none that could begin a transaction: the store's, whatever the driver said
+            case org.springframework.transaction.CannotCreateTransactionException e -> storeUnavailable();
             case TransientDataAccessException e -> storeUnavailable();
             case DataIntegrityViolationException e ->
                 new Problem(ProblemType.CONFLICT, "the request conflicts with stored state");
