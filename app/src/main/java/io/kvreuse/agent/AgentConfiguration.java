@@ -124,8 +124,13 @@ class AgentConfiguration {
     }
 
     @Bean
-    ReportOutbox reportOutbox(ControlPlaneClient client, AgentSession session, AgentProperties props) {
-        return new ReportOutbox(client, session, props.maxRetryBackoff());
+    ReportOutbox reportOutbox(
+            ControlPlaneClient client,
+            AgentSession session,
+            AgentProperties props,
+            MeterRegistry registry,
+            Clock clock) {
+        return new ReportOutbox(client, session, props.maxRetryBackoff(), clock).metrics(registry);
     }
 
     @Bean

@@ -73,10 +73,35 @@ final class ControlPlaneClient {
                 .timeout(Duration.ofSeconds(30));
     }
 
+    /**
+     * Completes once the control plane acknowledged the report: a 2xx answer that names the part.
+     * Anything else that came back with a 2xx (an empty body, another part) acknowledges nothing and
+     * fails, so the report is sent again; a report acknowledged twice changes nothing.
+     */
     Mono<Void> report(UUID orderId, int rank, PartReport report) {
         return post("/api/v1/orders/" + orderId + "/parts/" + rank, report, "report " + report.state())
                 .timeout(Duration.ofSeconds(15))
-                .then();
+                .flatMap(body -> {
+                    if (orderId.toString().equals(body.path("orderId").asString(""))
+                            && body.path("rank").isIntegralNumber()
+                            && body.path("rank").asInt() == rank) {
+                        return Mono.<Void>empty();
+                    }
+                    return Mono.error(new UnacknowledgedReportException("report " + report.state() + " of order "
+                            + orderId + " rank " + rank + " answered without an acknowledgement: "
+                            + abbreviate(body.toString())));
+                });
+    }
+
+    /** A 2xx answer to a report that does not acknowledge it: the report was not heard, as far as the agent can tell. */
+    static final class UnacknowledgedReportException extends RuntimeException {
+        UnacknowledgedReportException(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 200 ? s : s.substring(0, 197) + "...";
     }
 
     /** Bytes of every request body sent so far. */
