@@ -113,9 +113,21 @@ class KvEventBridgeIntegrationTests {
         return bridge;
     }
 
-    /** Publishes after the subscriber joined: a message sent before it connects would show up as a gap. */
-    private static void settle() throws InterruptedException {
-        Thread.sleep(300);
+    /**
+     * A bridge whose streams of the bank are listening: each subscription reached its publisher (a
+     * batch sent before would never reach it: ZMQ's slow joiner) and each stream's catch-up replay
+     * was answered (until then a batch published reaches the stream through the catch-up, and a gap
+     * made then is no gap to it). Batches published after this arrive live, in order.
+     */
+    private KvEventBridge listening(Bank bank) throws Exception {
+        List<Integer> marks =
+                bank.publishers().stream().map(TestPublisher::replaysAnswered).toList();
+        KvEventBridge bridge = bridge();
+        for (int r = 0; r < marks.size(); r++) {
+            bank.publishers().get(r).awaitNewSubscription();
+            bank.publishers().get(r).awaitReplayAnsweredAfter(marks.get(r));
+        }
+        return bridge;
     }
 
     @Test
@@ -124,8 +136,7 @@ class KvEventBridgeIntegrationTests {
         settings.apply(ReuseSettingsFixture::permissive);
         closing.add(settings::restore);
         Bank bank = bank(2, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
-        bridge();
-        settle();
+        listening(bank);
         long[] chain = Fleet.chain(32);
         List<Object> hashes = u64(chain);
         // rank 0 speaks the older positional encoding, rank 1 the newer maps
@@ -151,8 +162,7 @@ class KvEventBridgeIntegrationTests {
     @Test
     void aGapIsFilledFromTheReplaySocketAndNothingIsLost() throws Exception {
         Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
-        bridge();
-        settle();
+        listening(bank);
         TestPublisher p = bank.publishers().getFirst();
         long[] chain = Fleet.chain(6);
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0], chain[1]), null, 0, "GPU")), 0));
@@ -174,8 +184,7 @@ class KvEventBridgeIntegrationTests {
     @Test
     void aReplayRequestLeftUnansweredIsAskedAgainBeforeTheGapIsGivenUp() throws Exception {
         Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
-        bridge();
-        settle();
+        listening(bank);
         TestPublisher p = bank.publishers().getFirst();
         long[] chain = Fleet.chain(6);
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0], chain[1]), null, 0, "GPU")), 0));
@@ -195,8 +204,7 @@ class KvEventBridgeIntegrationTests {
     @Test
     void aRestartedAgentDoesNotAuditAReplayedGapAgain() throws Exception {
         Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
-        KvEventBridge first = bridge();
-        settle();
+        KvEventBridge first = listening(bank);
         TestPublisher p = bank.publishers().getFirst();
         long[] chain = Fleet.chain(8);
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0], chain[1]), null, 0, "GPU")), 0));
@@ -208,8 +216,7 @@ class KvEventBridgeIntegrationTests {
         // published while no agent listens; the new agent catches up through the replay socket,
         // whose history still holds the gap's sequences: it must not report that gap a second time
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[6]), chain[5], 6, "GPU")), 0));
-        bridge();
-        settle();
+        listening(bank);
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[7]), chain[6], 7, "GPU")), 0));
         await(() -> blocks(bank, 0) == 8, "everything applied once");
         assertThat(audit(bank)).filteredOn("EVENT_GAP_REPLAYED"::equals).hasSize(1);
@@ -221,8 +228,7 @@ class KvEventBridgeIntegrationTests {
     @Test
     void anAgentRestartedWhileItsRankAwaitsASnapshotWaitsForItAndResumesBehindIt() throws Exception {
         Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
-        KvEventBridge first = bridge();
-        settle();
+        KvEventBridge first = listening(bank);
         TestPublisher p = bank.publishers().getFirst();
         long[] chain = Fleet.chain(5);
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0]), null, 0, "GPU")), 0));
@@ -237,16 +243,10 @@ class KvEventBridgeIntegrationTests {
         SimpleMeterRegistry before = registry;
         registry = new SimpleMeterRegistry();
         bridge();
-        settle();
-        // a batch published before the new subscription is connected never reaches it (ZMQ's slow
-        // joiner): publish again until one arrives; each that arrives is dropped, none is applied
-        for (int attempt = 0; count("awaiting.snapshot") == 0; attempt++) {
-            assertThat(attempt)
-                    .as("batches published without one dropped while the rank awaits its snapshot")
-                    .isLessThan(10);
-            p.publish(vllmMapBatch(List.of(storedMap(u64(chain[2]), chain[1], 2, "GPU")), 0));
-            within(Duration.ofSeconds(2), () -> count("awaiting.snapshot") > 0);
-        }
+        p.awaitNewSubscription(); // a rank that awaits its snapshot asks for no catch-up
+        // published once the new subscription is in: it arrives and is dropped, not applied
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[2]), chain[1], 2, "GPU")), 0));
+        await(() -> count("awaiting.snapshot") > 0, "the batch dropped while the rank awaits its snapshot");
         assertThat(count("awaiting.snapshot")).isPositive();
         assertThat(blocks(bank, 0)).isEqualTo(1);
         assertThat(audit(bank)).filteredOn("EVENT_GAP"::equals).hasSize(1);
@@ -261,7 +261,7 @@ class KvEventBridgeIntegrationTests {
                 List.of(block(chain[0], null, 0, 0), block(chain[1], chain[0], 1, 1), block(chain[2], chain[1], 2, 2)),
                 resumeAt);
         await(() -> Boolean.FALSE.equals(part(bank, 0).get("needsSnapshot")), "snapshot applied");
-        Thread.sleep(600); // the bridge's next refresh resubscribes behind the snapshot's sequence
+        p.awaitNewSubscription(); // the bridge's next refresh resubscribes behind the snapshot's sequence
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[3], chain[4]), chain[2], 3, "GPU")), 0));
         await(() -> blocks(bank, 0) == 5, "events after the snapshot applied");
         assertThat(view(bank)).containsEntry("state", "PUBLISHED");
@@ -272,8 +272,7 @@ class KvEventBridgeIntegrationTests {
     @Test
     void aGapTheReplayCannotFillNeedsASnapshotAndTheStreamResumesAfterIt() throws Exception {
         Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
-        bridge();
-        settle();
+        listening(bank);
         TestPublisher p = bank.publishers().getFirst();
         long[] chain = Fleet.chain(4);
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0]), null, 0, "GPU")), 0));
@@ -289,7 +288,7 @@ class KvEventBridgeIntegrationTests {
         // the engine snapshots the rank as of its latest sequence; the bridge resumes behind it
         snapshot(bank, 0, List.of(block(chain[0], null, 0, 0), block(chain[1], chain[0], 1, 1)), resumeAt);
         await(() -> Boolean.FALSE.equals(part(bank, 0).get("needsSnapshot")), "snapshot applied");
-        Thread.sleep(600); // the bridge's next refresh resubscribes
+        p.awaitNewSubscription(); // the bridge's next refresh resubscribes
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[2], chain[3]), chain[1], 2, "GPU")), 0));
         await(() -> blocks(bank, 0) == 4, "events after the snapshot applied");
         assertThat(view(bank)).containsEntry("state", "PUBLISHED");
@@ -298,8 +297,7 @@ class KvEventBridgeIntegrationTests {
     @Test
     void aBackwardsSequenceIsAnEngineRestartThatNeedsASnapshot() throws Exception {
         Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
-        bridge();
-        settle();
+        listening(bank);
         TestPublisher p = bank.publishers().getFirst();
         long[] chain = Fleet.chain(3);
         p.publish(vllmArrayBatch(List.of(storedArray(u64(chain[0]), null, 0)), 0));
@@ -316,8 +314,7 @@ class KvEventBridgeIntegrationTests {
     @Test
     void malformedAndOffGpuEventsAreCountedWithoutDroppingTheirSiblings() throws Exception {
         Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 64);
-        bridge();
-        settle();
+        listening(bank);
         long[] chain = Fleet.chain(3);
         List<Object> events = new ArrayList<>();
         events.add(storedMap(u64(chain[0]), null, 0, "GPU"));
@@ -337,8 +334,7 @@ class KvEventBridgeIntegrationTests {
     void thousandEventBatchesOnManyRanksArriveInOrder() throws Exception {
         int tp = 8;
         Bank bank = bank(tp, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 4096);
-        bridge();
-        settle();
+        listening(bank);
         long[] chain = Fleet.chain(2000);
         for (int round = 0; round < 2; round++) {
             for (int r = 0; r < tp; r++) {
@@ -371,8 +367,7 @@ class KvEventBridgeIntegrationTests {
     @Test
     void engineBatchesThatReuseEachOthersSlotsAreNotMergedIntoOneTheApiRefuses() throws Exception {
         Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 64);
-        bridge();
-        settle();
+        listening(bank);
         int batches = 40;
         for (int b = 0; b < batches; b++) {
             // every engine batch stores 16 new blocks into slots 0-15, evicting the previous batch's
@@ -397,8 +392,7 @@ class KvEventBridgeIntegrationTests {
     @Test
     void aRestartedAgentResumesFromTheControlPlanesPosition() throws Exception {
         Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
-        KvEventBridge first = bridge();
-        settle();
+        KvEventBridge first = listening(bank);
         TestPublisher p = bank.publishers().getFirst();
         long[] chain = Fleet.chain(5);
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0], chain[1]), null, 0, "GPU")), 0));
@@ -407,8 +401,7 @@ class KvEventBridgeIntegrationTests {
         // published while no agent listens: only the replay still has them
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[2]), chain[1], 2, "GPU")), 0));
         p.publish(vllmMapBatch(List.of(removedArray(u64(chain[0]))), 0));
-        bridge();
-        settle();
+        listening(bank);
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[3], chain[4]), chain[2], 3, "GPU")), 0));
         await(() -> blocks(bank, 0) == 4, "everything published during the restart applied once");
         assertThat(part(bank, 0)).containsEntry("appliedThroughEventId", 3).containsEntry("needsSnapshot", false);
@@ -420,8 +413,7 @@ class KvEventBridgeIntegrationTests {
     @Test
     void mooncakeRfc1527StreamsWithBankResetClears() throws Exception {
         Bank bank = bank(2, "MOONCAKE_RFC1527", "BANK_RESET", 256);
-        bridge();
-        settle();
+        listening(bank);
         long[] chain = Fleet.chain(4);
         for (int r = 0; r < 2; r++) {
             bank.publishers()

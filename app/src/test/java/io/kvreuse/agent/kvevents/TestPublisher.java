@@ -13,7 +13,9 @@ import org.zeromq.ZMQ;
 /**
  * An engine's KV event publisher as the formats describe it: a PUB socket sending (topic, 8-byte
  * big-endian sequence, payload) and a ROUTER replay socket answering a start sequence with
- * (sequence, payload) pairs that end with sequence -1 and an empty payload.
+ * (sequence, payload) pairs that end with sequence -1 and an empty payload. The PUB side is an XPUB
+ * socket, so the test knows when a subscriber joined: a batch published after {@link
+ * #awaitNewSubscription()} returned reaches that subscriber (ZMQ's slow joiner cannot drop it).
  */
 final class TestPublisher implements AutoCloseable {
 
@@ -30,12 +32,19 @@ final class TestPublisher implements AutoCloseable {
             new java.util.concurrent.atomic.AtomicInteger();
     private long next;
     private final long first;
+    // subscribe messages the XPUB socket delivered, and how many of them tests have awaited
+    private int subscriptions;
+    private int awaited;
+    private final java.util.concurrent.atomic.AtomicInteger replaysAnswered =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     TestPublisher(String topic, long firstSequence) {
         this.topic = topic.getBytes(StandardCharsets.UTF_8);
         this.first = firstSequence;
         this.next = firstSequence;
-        pub = zmq.createSocket(SocketType.PUB);
+        pub = zmq.createSocket(SocketType.XPUB);
+        // every subscribe message, also a second subscriber's to the same topic (an agent restarted)
+        pub.setXpubVerbose(true);
         pub.setSndHWM(1_000_000);
         pub.bind("tcp://127.0.0.1:*");
         endpoint = pub.getLastEndpoint();
@@ -56,6 +65,60 @@ final class TestPublisher implements AutoCloseable {
 
     long nextSequence() {
         return next;
+    }
+
+    /**
+     * Waits until a subscriber joined that no earlier call waited for; once the XPUB socket delivered
+     * its subscribe message, the socket sends it every later batch of its topic.
+     */
+    synchronized void awaitNewSubscription() {
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
+        while (subscriptions <= awaited) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no new subscriber within 20 s (" + subscriptions + " so far)");
+            }
+            readSubscriptions(100);
+        }
+        awaited++;
+    }
+
+    /** Replay requests answered so far (their end marker sent). */
+    int replaysAnswered() {
+        return replaysAnswered.get();
+    }
+
+    /**
+     * Waits until a replay request after {@code mark} answered requests was answered: the catch-up of
+     * a subscriber that started after the mark was taken, which asks before it reads live batches.
+     */
+    void awaitReplayAnsweredAfter(int mark) {
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
+        while (replaysAnswered.get() <= mark) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no replay request answered within 20 s");
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    /** Subscribe messages seen so far. */
+    synchronized int subscriptions() {
+        readSubscriptions(0);
+        return subscriptions;
+    }
+
+    private void readSubscriptions(int timeoutMs) {
+        pub.setReceiveTimeOut(timeoutMs);
+        for (byte[] m = pub.recv(); m != null; m = pub.recv(ZMQ.DONTWAIT)) {
+            if (m.length > 0 && m[0] == 1) {
+                subscriptions++;
+            }
+        }
     }
 
     /** Publishes a payload at the next sequence (kept for replay). */
@@ -127,6 +190,7 @@ final class TestPublisher implements AutoCloseable {
                 router.sendMore(new byte[0]);
                 router.sendMore(ByteBuffer.allocate(8).putLong(-1).array());
                 router.send(new byte[0]);
+                replaysAnswered.incrementAndGet();
             } catch (org.zeromq.ZMQException e) {
                 return;
             }
