@@ -6,6 +6,7 @@ import io.kvreuse.support.IntegrationTest;
 import io.kvreuse.support.LeaseWorld;
 import io.kvreuse.support.MutableClock;
 import io.kvreuse.support.TestTokens;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -390,18 +391,37 @@ class LeaseLifecycleIntegrationTests {
         String lease = transferring();
         clock.advance(java.time.Duration.ofSeconds(61));
         w.fleet.heartbeat(w.target);
-        // one sweep makes the donor SUSPECT, the next LOST: never two states in one sweep
-        for (int sweeps = 0; sweeps < 2; sweeps++) {
-            for (int i = 0; i < 40 && !liveness.sweepOnce().block().ran(); i++) {
+        // one sweep makes the donor SUSPECT, the next LOST: never two states in one sweep. A sweep that
+        // did not get the lock (the scheduled one had it), or whose batch was full of older incarnations
+        // of the shared database, leaves the donor as it was: sweep until it is LOST, however many it takes
+        List<String> donorMoves = new ArrayList<>();
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(60).toNanos();
+        // (the scheduled lease sweep may take it on to RECLAIM_PENDING before this loop looks again)
+        while (!List.of("LOST", "RECLAIM_PENDING").contains(donorState())) {
+            assertThat(System.nanoTime())
+                    .as("the donor LOST by liveness sweeps; it is " + donorState())
+                    .isLessThan(deadline);
+            var result = liveness.sweepOnce().block();
+            List<String> moves = result.transitions().stream()
+                    .filter(t -> t.incarnationId().toString().equals(w.donor.id()))
+                    .map(t -> t.to().name())
+                    .toList();
+            assertThat(moves).as("the donor's moves in one sweep").hasSizeLessThanOrEqualTo(1);
+            donorMoves.addAll(moves);
+            if (!result.ran() || moves.isEmpty()) {
                 LeaseWorld.sleep(50);
             }
         }
-        sweep();
+        assertThat(donorMoves).as("moves made by this test's sweeps").isSubsetOf("SUSPECT", "LOST");
+        // the lease sweep that runs next finds the transfer's donor gone
+        while (!"RECLAIM_PENDING".equals(donorState())) {
+            assertThat(System.nanoTime())
+                    .as("the donor RECLAIM_PENDING after a lease sweep; it is " + donorState())
+                    .isLessThan(deadline);
+            sweep();
+        }
         assertThat(w.state(lease)).isEqualTo("UNCERTAIN");
-        assertThat(w.fleet
-                        .get("/api/v1/incarnations/" + w.donor.id(), tokens.operator())
-                        .get("state"))
-                .isEqualTo("RECLAIM_PENDING");
+        assertThat(donorState()).isEqualTo("RECLAIM_PENDING");
         assertThat(pinned()).isEqualTo(16L);
         assertThat(w.lease(lease).get("destinations"))
                 .asList()
@@ -418,6 +438,12 @@ class LeaseLifecycleIntegrationTests {
 
     @Autowired
     io.kvreuse.incarnation.LivenessSweeper liveness;
+
+    private String donorState() {
+        return (String) w.fleet
+                .get("/api/v1/incarnations/" + w.donor.id(), tokens.operator())
+                .get("state");
+    }
 
     @Test
     void partialTransferFails() {
