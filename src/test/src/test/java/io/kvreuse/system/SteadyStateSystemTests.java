@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Steady state of a two-replica deployment: routers select donors on both replicas while donors
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * real bytes moved by the agents. Both replicas' in-memory indexes give the same answers, each
  * transfer order is handed out once, and the DESIGN invariants hold in PostgreSQL.
  */
+@ExtendWith(LeasesLeftCheck.class)
 class SteadyStateSystemTests {
 
     static SystemFleet fleet;
@@ -28,7 +30,7 @@ class SteadyStateSystemTests {
     @Test
     void bothReplicasServeLifecyclesGiveTheSameAnswersAndHandOutEachOrderOnce() throws Exception {
         SystemFleet.Size size = fleet.size;
-        String since = fleet.now();
+        String since = fleet.begin("SteadyStateSystemTests");
         long started = System.nanoTime();
         List<Traffic.Sample> samples;
         Set<String> hinted;
@@ -69,8 +71,7 @@ class SteadyStateSystemTests {
         }
 
         SystemFleet.log("load done: " + outcomes);
-        Map<String, Long> states = fleet.awaitLeasesEnded(Duration.ofSeconds(60));
-        assertThat(SystemFleet.ended(states)).as("every lease ended: " + states).isTrue();
+        fleet.assertLeasesEnded(Duration.ofSeconds(60), "every lease ended");
         assertThat(fleet.scalar(
                         "SELECT count(*) FROM lease WHERE lease_id::text = ANY('{" + String.join(",", hinted) + "}')"))
                 .as("every hinted lease is in PostgreSQL")
@@ -98,8 +99,7 @@ class SteadyStateSystemTests {
         assertThat(same.hints()).isEqualTo(3 * same.questions() / 4 * 2);
 
         SystemFleet.log("replicas compared");
-        Map<String, Long> after = fleet.awaitLeasesEnded(Duration.ofSeconds(60));
-        assertThat(SystemFleet.ended(after)).as("probe leases ended: " + after).isTrue();
+        fleet.assertLeasesEnded(Duration.ofSeconds(60), "probe leases ended");
         fleet.assertEnginesHealthy();
         fleet.assertInvariants();
 
@@ -113,7 +113,7 @@ class SteadyStateSystemTests {
         results.put("latencyP99Ms", Traffic.percentileMillis(samples, 99));
         results.put("latencyMaxMs", Traffic.percentileMillis(samples, 100));
         results.put("leasesCommittedAndReleased", committed);
-        results.put("leasesByState", after);
+        results.put("leasesByState", fleet.leaseStates());
         results.put("leasesByOutcome", fleet.leaseOutcomes(since));
         results.put("conversationsPublishedUnderLoad", published);
         results.put("replicaComparisonQuestions", same.questions());
