@@ -243,12 +243,19 @@ class BankStore {
 
     /** The ops recorded for a bank after {@code afterSeq}, in order. */
     Flux<FeedEntry> feed(UUID bankId, long afterSeq) {
-        return db.sql("SELECT seq, ops FROM inventory_change WHERE bank_id = :id AND seq > :after ORDER BY seq")
+        return db.sql("SELECT seq, ops, blocks FROM inventory_change WHERE bank_id = :id AND seq > :after ORDER BY seq")
                 .bind("id", bankId)
                 .bind("after", afterSeq)
-                .map((row, meta) -> new FeedEntry(
-                        row.get("seq", Long.class),
-                        IndexOp.readAll(json, row.get("ops", Json.class).asArray())))
+                .map((row, meta) -> {
+                    // a batch's STOREs and REMOVEs in binary (V91), or control ops and older rows in JSON
+                    byte[] blocks = row.get("blocks", byte[].class);
+                    return new FeedEntry(
+                            row.get("seq", Long.class),
+                            blocks != null
+                                    ? FeedBlocks.read(blocks)
+                                    : IndexOp.readAll(
+                                            json, row.get("ops", Json.class).asArray()));
+                })
                 .all();
     }
 

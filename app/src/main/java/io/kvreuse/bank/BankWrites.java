@@ -69,7 +69,7 @@ class BankWrites {
     Mono<Written> applyEvents(
             UUID bankId, int rank, int tp, BatchEffect effect, StreamPosition part, ChangeSet changes) {
         Stored stored = Stored.of(effect);
-        Long[] removed = effect.removed.toArray(Long[]::new);
+        String removed = bigints(effect.removed);
         return db.sql(EVENTS)
                 .bind("id", bankId)
                 .bind("rank", rank)
@@ -97,37 +97,61 @@ class BankWrites {
     }
 
     /**
-     * The stored blocks of a batch as the batch statements' array parameters, in one order. Text-only
-     * blocks (the usual case) bind one NULL lineage array, which {@code unnest} pads with NULLs,
-     * instead of 1,024 NULLs to format and parse.
+     * The stored blocks of a batch as the batch statements' array parameters, in one order, each
+     * written as PostgreSQL's array literal ({@code {1,-2,3}}, cast to its type in the statement):
+     * r2dbc would send a {@code Long[]} as the same text, but element by element through its codecs,
+     * from boxed values. Text-only blocks (the usual case) bind one NULL lineage array, which {@code
+     * unnest} pads with NULLs, instead of 1,024 NULLs to format and parse.
      */
-    private record Stored(Long[] hashes, Long[] parents, Integer[] positions, Integer[] slots, Object lineages) {
+    private record Stored(String hashes, String parents, String positions, String slots, Object lineages) {
 
         static Stored of(BatchEffect effect) {
             int n = effect.stored.size();
-            Long[] hashes = new Long[n];
-            Long[] parents = new Long[n];
-            Integer[] positions = new Integer[n];
-            Integer[] slots = new Integer[n];
+            StringBuilder hashes = new StringBuilder(n * 20 + 2).append('{');
+            StringBuilder parents = new StringBuilder(n * 20 + 2).append('{');
+            StringBuilder positions = new StringBuilder(n * 4 + 2).append('{');
+            StringBuilder slots = new StringBuilder(n * 6 + 2).append('{');
             String[] lineages = new String[n];
             boolean anyLineage = false;
             int i = 0;
             for (InventoryBlock b : effect.stored.values()) {
-                hashes[i] = b.seqHash();
-                parents[i] = b.parentHash();
-                positions[i] = b.position();
-                slots[i] = b.slot();
+                if (i > 0) {
+                    hashes.append(',');
+                    parents.append(',');
+                    positions.append(',');
+                    slots.append(',');
+                }
+                hashes.append(b.seqHash());
+                if (b.parentHash() == null) {
+                    parents.append("NULL");
+                } else {
+                    parents.append(b.parentHash().longValue());
+                }
+                positions.append(b.position());
+                slots.append(b.slot());
                 lineages[i] = b.mmLineage();
                 anyLineage |= b.mmLineage() != null;
                 i++;
             }
             return new Stored(
-                    hashes,
-                    parents,
-                    positions,
-                    slots,
+                    hashes.append('}').toString(),
+                    parents.append('}').toString(),
+                    positions.append('}').toString(),
+                    slots.append('}').toString(),
                     io.kvreuse.store.Sql.orNull(anyLineage ? lineages : null, String[].class));
         }
+    }
+
+    /** Hashes as PostgreSQL's array literal, for a parameter cast to {@code bigint[]}. */
+    private static String bigints(java.util.Collection<Long> values) {
+        StringBuilder out = new StringBuilder(values.size() * 20 + 2).append('{');
+        for (Long v : values) {
+            if (out.length() > 1) {
+                out.append(',');
+            }
+            out.append(v.longValue());
+        }
+        return out.append('}').toString();
     }
 
     /**
@@ -171,7 +195,7 @@ class BankWrites {
                 .bind("positions", stored.positions())
                 .bind("slots", stored.slots())
                 .bind("lineages", stored.lineages())
-                .bind("removed", effect.removed.toArray(Long[]::new))
+                .bind("removed", bigints(effect.removed))
                 .bind("clears", (long) effect.nativeClears)
                 .bind("seq", io.kvreuse.store.Sql.orNull(sourceSequence, Long.class))
                 .bind("maxSlot", effect.maxSlot)
@@ -258,21 +282,24 @@ class BankWrites {
                            AND coalesce(min(parent_hash) = max(parent_hash), TRUE)
                            AND min(coalesce(mm_lineage, '')) = max(coalesce(mm_lineage, '')) AS agrees
                 FROM held GROUP BY seq_hash
-            ), ops AS (
-                SELECT 1 AS ord, json_build_array('STORE', seq_hash, parent, position, slot, lineage, 0) AS op
-                FROM agreement WHERE n = :tp AND agrees
-                UNION ALL
-                SELECT 2, json_build_array('REMOVE', g.seq_hash, NULL, 0, 0, NULL, 0)
-                FROM gone g LEFT JOIN agreement a ON a.seq_hash = g.seq_hash
+            ), stores AS (
+                SELECT seq_hash, parent, position, slot, lineage FROM agreement WHERE n = :tp AND agrees
+            ), removes AS (
+                SELECT g.seq_hash FROM gone g LEFT JOIN agreement a ON a.seq_hash = g.seq_hash
                 WHERE a.seq_hash IS NULL OR a.n <> :tp OR NOT a.agrees
             ), feed AS (
-                SELECT json_agg(op ORDER BY ord) AS ops FROM ops
+                SELECT kvreuse_feed_blocks(s.n + r.n, s.hashes, s.parents, s.positions, s.slots, s.lineages, r.hashes)
+                           AS blocks
+                FROM (SELECT count(*) AS n, array_agg(seq_hash) AS hashes, array_agg(parent) AS parents,
+                             array_agg(position) AS positions, array_agg(slot) AS slots, array_agg(lineage) AS lineages
+                      FROM stores) s,
+                     (SELECT count(*) AS n, array_agg(seq_hash) AS hashes FROM removes) r
             ), next AS (
                 UPDATE retained_bank SET feed_seq = feed_seq + 1
-                WHERE bank_id = :id AND (SELECT ops FROM feed) IS NOT NULL AND (SELECT pinned FROM refused) IS NULL
+                WHERE bank_id = :id AND (SELECT blocks FROM feed) IS NOT NULL AND (SELECT pinned FROM refused) IS NULL
                 RETURNING feed_seq
             ), appended AS (
-                INSERT INTO inventory_change (bank_id, seq, ops) SELECT :id, feed_seq, (SELECT ops FROM feed) FROM next
+                INSERT INTO inventory_change (bank_id, seq, blocks) SELECT :id, feed_seq, (SELECT blocks FROM feed) FROM next
                 RETURNING seq
             )
             SELECT (SELECT pinned FROM refused) AS pinned,

@@ -67,7 +67,7 @@ final class BatchEffect {
     static BatchEffect ofSnapshot(List<InventoryRequests.Block> blocks, int capacity) {
         BatchEffect effect = new BatchEffect(capacity);
         for (int i = 0; i < blocks.size(); i++) {
-            effect.store(parse(blocks.get(i), "blocks[" + i + "]"), "blocks[" + i + "]");
+            effect.store(parse(blocks.get(i), "blocks[", i), "blocks[", i);
         }
         return effect;
     }
@@ -80,13 +80,13 @@ final class BatchEffect {
                     throw invalid(
                             ProblemType.INVALID_EVENT, where + ": a STORED event carries blocks and nothing else");
                 }
+                String blocks = where + ".blocks[";
                 for (int j = 0; j < event.blocks().size(); j++) {
-                    String at = where + ".blocks[" + j + "]";
-                    InventoryBlock block = parse(event.blocks().get(j), at);
+                    InventoryBlock block = parse(event.blocks().get(j), blocks, j);
                     if (counts) {
-                        store(block, at);
+                        store(block, blocks, j);
                     } else {
-                        checkShape(block, at);
+                        checkShape(block, blocks, j);
                     }
                 }
             }
@@ -95,9 +95,9 @@ final class BatchEffect {
                     throw invalid(
                             ProblemType.INVALID_EVENT, where + ": a REMOVED event carries seqHashes and nothing else");
                 }
+                String hashes = where + ".seqHashes[";
                 for (int j = 0; j < event.seqHashes().size(); j++) {
-                    long hash =
-                            io.kvreuse.hash.SeqHash.parse(event.seqHashes().get(j), where + ".seqHashes[" + j + "]");
+                    long hash = io.kvreuse.hash.SeqHash.parse(event.seqHashes().get(j), hashes, j, "]");
                     if (counts) {
                         remove(hash);
                     }
@@ -117,13 +117,19 @@ final class BatchEffect {
         }
     }
 
-    private void store(InventoryBlock block, String where) {
-        checkShape(block, where);
+    // A block's name for an error ("events[2].blocks[" + 7 + "]"), put together only when there is an
+    // error: a batch carries thousands of blocks.
+    private static String at(String blocksPrefix, int j) {
+        return blocksPrefix + j + "]";
+    }
+
+    private void store(InventoryBlock block, String prefix, int j) {
+        checkShape(block, prefix, j);
         Long holder = slotHolder.get(block.slot());
         if (holder != null && holder != block.seqHash()) {
             throw invalid(
                     ProblemType.DUPLICATE_SLOT,
-                    where + ": slot " + block.slot() + " already holds another block of this batch");
+                    at(prefix, j) + ": slot " + block.slot() + " already holds another block of this batch");
         }
         InventoryBlock previous = stored.get(block.seqHash());
         if (previous != null && previous.slot() != block.slot()) {
@@ -134,8 +140,8 @@ final class BatchEffect {
             if (parent != null && parent.position() != block.position() - 1) {
                 throw invalid(
                         ProblemType.POSITION_CONTRADICTS_PARENT,
-                        where + ": position " + block.position() + " but its parent in this batch is at position "
-                                + parent.position());
+                        at(prefix, j) + ": position " + block.position()
+                                + " but its parent in this batch is at position " + parent.position());
             }
         }
         stored.put(block.seqHash(), block);
@@ -143,17 +149,17 @@ final class BatchEffect {
         removed.remove(block.seqHash());
     }
 
-    private void checkShape(InventoryBlock block, String where) {
+    private void checkShape(InventoryBlock block, String prefix, int j) {
         maxSlot = Math.max(maxSlot, block.slot());
         if (block.slot() >= capacity) {
             throw invalid(
                     ProblemType.SLOT_OUT_OF_RANGE,
-                    where + ": slot " + block.slot() + " is outside the bank's capacity of " + capacity);
+                    at(prefix, j) + ": slot " + block.slot() + " is outside the bank's capacity of " + capacity);
         }
         if ((block.position() == 0) != (block.parentHash() == null)) {
             throw invalid(
                     ProblemType.POSITION_CONTRADICTS_PARENT,
-                    where + ": a root block (position 0) has no parentHash, every other block has one");
+                    at(prefix, j) + ": a root block (position 0) has no parentHash, every other block has one");
         }
     }
 
@@ -173,11 +179,11 @@ final class BatchEffect {
     }
 
     private static InventoryBlock parse(
-            InventoryRequests.@org.jspecify.annotations.Nullable Block block, String where) {
+            InventoryRequests.@org.jspecify.annotations.Nullable Block block, String prefix, int j) {
         if (block == null) {
-            throw invalid(ProblemType.INVALID_BLOCK, where + ": a block, not null");
+            throw invalid(ProblemType.INVALID_BLOCK, at(prefix, j) + ": a block, not null");
         }
-        return block.parse(where);
+        return block.parse(prefix, j);
     }
 
     private static InvalidRequestException invalid(ProblemType type, String detail) {

@@ -106,9 +106,15 @@ public class InventoryFeed {
         wake(changed.bankId());
     }
 
+    // Called from request threads (a committed batch), the NOTIFY listener and the periodic check at
+    // once. The sink takes one emitter at a time: they take turns on its lock rather than spinning on
+    // a failed emission (which, on a loaded machine, outlasted its bound and turned a committed
+    // batch's answer into a 500). An emission into a sink already stopped (shutdown) is dropped.
     private void wake(UUID bankId) {
         if (pending.add(bankId)) {
-            wakeups.emitNext(bankId, Sinks.EmitFailureHandler.busyLooping(Duration.ofSeconds(1)));
+            synchronized (wakeups) {
+                wakeups.tryEmitNext(bankId);
+            }
         }
     }
 

@@ -125,8 +125,16 @@ public final class InventoryRequests {
         for (int i = 0; events != null && i < events.size(); i++) {
             List<Block> blocks = events.get(i) == null ? null : events.get(i).blocks();
             for (int j = 0; blocks != null && j < blocks.size(); j++) {
-                String at = "events[" + i + "].blocks[" + j + "]";
                 Block b = blocks.get(j);
+                if (b != null
+                        && b.seqHash() != null
+                        && b.slot() != null
+                        && b.slot() >= 0
+                        && (b.position() == null || (b.position() >= 0 && b.position() <= MAX_POSITION))
+                        && (b.mmLineage() == null || b.mmLineage().length() <= MAX_LINEAGE)) {
+                    continue; // the usual block: its name is only put together for an error
+                }
+                String at = "events[" + i + "].blocks[" + j + "]";
                 if (b == null) {
                     errors.add(fieldError(at, "must not be null"));
                     continue;
@@ -217,14 +225,16 @@ public final class InventoryRequests {
             return new Block(seqHash, parentHash, derived, slot, mmLineage);
         }
 
-        InventoryBlock parse(String where) {
+        /** The block as stored; errors name it {@code blocksPrefix + j + "]"} ("events[2].blocks[" + 7 + "]"). */
+        InventoryBlock parse(String blocksPrefix, int j) {
             if (position == null) {
                 throw new InvalidRequestException(
-                        ProblemType.INVALID_BLOCK, where + ": a snapshot's blocks carry positions");
+                        ProblemType.INVALID_BLOCK, blocksPrefix + j + "]: a snapshot's blocks carry positions");
             }
-            Long parent = parentHash == null ? null : SeqHash.parse(parentHash, where + ".parentHash");
+            Long parent = parentHash == null ? null : SeqHash.parse(parentHash, blocksPrefix, j, "].parentHash");
             String lineage = mmLineage == null || mmLineage.isBlank() || mmLineage.equals("NONE") ? null : mmLineage;
-            return new InventoryBlock(SeqHash.parse(seqHash, where + ".seqHash"), parent, position, slot, lineage);
+            return new InventoryBlock(
+                    SeqHash.parse(seqHash, blocksPrefix, j, "].seqHash"), parent, position, slot, lineage);
         }
     }
 

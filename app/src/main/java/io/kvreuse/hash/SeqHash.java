@@ -13,25 +13,43 @@ public final class SeqHash {
 
     /** Parses an unsigned decimal or {@code 0x} hex string; a bad value is a 400 naming the field. */
     public static long parse(String value, String field) {
-        if (value == null || value.isEmpty() || value.length() > 20) {
-            throw invalid(field);
-        }
-        try {
+        return parse(value, field, -1, "");
+    }
+
+    /**
+     * As {@link #parse(String, String)} for the field {@code fieldPrefix + index + fieldSuffix}
+     * ({@code fieldPrefix + fieldSuffix} for a negative index), a name only put together when the
+     * value is bad: a batch parses thousands of hashes.
+     */
+    public static long parse(String value, String fieldPrefix, int index, String fieldSuffix) {
+        if (value != null && !value.isEmpty() && value.length() <= 20) {
             if (value.startsWith("0x") || value.startsWith("0X")) {
                 String hex = value.substring(2);
-                if (hex.isEmpty() || hex.length() > 16 || !onlyAscii(hex, true)) {
-                    throw invalid(field);
+                if (!hex.isEmpty() && hex.length() <= 16 && onlyAscii(hex, true)) {
+                    return Long.parseUnsignedLong(hex, 16);
                 }
-                return Long.parseUnsignedLong(hex, 16);
+            } else if (onlyAscii(value, false)) {
+                // (Long.parseUnsignedLong would take any Unicode digit and a sign, hence the check)
+                if (value.length() <= 19) {
+                    return decimal(value);
+                }
+                try {
+                    return Long.parseUnsignedLong(value);
+                } catch (NumberFormatException beyondU64) {
+                    // falls through to the error
+                }
             }
-            // Long.parseUnsignedLong takes any Unicode digit (Arabic-Indic, fullwidth, …) and a sign
-            if (!onlyAscii(value, false)) {
-                throw invalid(field);
-            }
-            return Long.parseUnsignedLong(value);
-        } catch (NumberFormatException e) {
-            throw invalid(field);
         }
+        throw invalid(index < 0 ? fieldPrefix + fieldSuffix : fieldPrefix + index + fieldSuffix);
+    }
+
+    /** Up to 19 ASCII digits, below 2^64: the arithmetic wraps, so the bits are the unsigned value's. */
+    private static long decimal(String digits) {
+        long v = 0;
+        for (int i = 0; i < digits.length(); i++) {
+            v = v * 10 + (digits.charAt(i) - '0');
+        }
+        return v;
     }
 
     private static boolean onlyAscii(String digits, boolean hex) {

@@ -38,4 +38,34 @@ class SeqHashTests {
                     .hasMessageContaining("seqHashes[0]");
         }
     }
+
+    @Test
+    void theShortDecimalPathGivesWhatTheJdkGivesAtEveryLength() {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+        for (int i = 0; i < 10_000; i++) {
+            long bits = random.nextLong() >>> random.nextInt(64);
+            String decimal = Long.toUnsignedString(bits);
+            assertThat(SeqHash.parse(decimal, "h")).as(decimal).isEqualTo(bits);
+        }
+        for (String edge : List.of(
+                "9999999999999999999",
+                "10000000000000000000",
+                "9223372036854775807",
+                "9223372036854775808",
+                "18446744073709551615",
+                "0000000000000000001",
+                "00000000000000000012")) {
+            assertThat(SeqHash.parse(edge, "h")).as(edge).isEqualTo(Long.parseUnsignedLong(edge));
+        }
+    }
+
+    @Test
+    void aBadValueNamesTheFieldPutTogetherFromItsParts() {
+        assertThatThrownBy(() -> SeqHash.parse("x", "events[3].blocks[", 7, "].parentHash"))
+                .isInstanceOf(InvalidRequestException.class)
+                .hasMessageStartingWith("events[3].blocks[7].parentHash must be");
+        assertThatThrownBy(() -> SeqHash.parse(null, "blocks[", 0, "].seqHash"))
+                .isInstanceOf(InvalidRequestException.class)
+                .hasMessageStartingWith("blocks[0].seqHash must be");
+    }
 }
