@@ -84,7 +84,8 @@ class TableOwnershipIntegrationTests {
      * as one call (a round trip that must lock, check and write with fresh snapshots between the
      * steps), not a rule the database applies on its own as a trigger does.
      */
-    static final Map<String, String> OWNED_FUNCTIONS = Map.of("kvreuse_ingest_batch", "io.kvreuse.bank");
+    static final Map<String, String> OWNED_FUNCTIONS =
+            Map.of("kvreuse_ingest_batch", "io.kvreuse.bank", "kvreuse_propose_leases", "io.kvreuse.lease");
 
     @Autowired
     DatabaseClient db;

@@ -40,11 +40,30 @@ public class EngineCommands {
 
     /**
      * Hands out up to {@code :limit} visible commands, hidden until {@code :hidden}, each with its
-     * lease as it is. With none to hand out, the one row without a command says whether one is
-     * visible (but locked by another poll) and when the next unacknowledged one becomes visible.
+     * lease as it is, and issues the PIN commands (one per rank) of up to {@code :limit} of the
+     * incarnation's PROPOSED leases that have none yet, handed out at once: a PROPOSED lease is
+     * written as one row, and its donor's PINs exist from the donor's first look on. The leases are
+     * locked in id order (shared, the order every lease writer locks them in), so a lease that left
+     * PROPOSED meanwhile gets none; two polls that issue at once insert in the same order and the
+     * later one skips what the earlier inserted. With none to hand out, the one row without a command
+     * says whether one is visible (but locked by another poll) and when the next unacknowledged one
+     * becomes visible.
      */
     private static final String CLAIM = """
-            WITH due AS (
+            WITH pinless AS (
+                SELECT l.lease_id, l.created_at FROM lease l
+                WHERE l.donor_incarnation_id = :inc AND l.state = 'PROPOSED'
+                  AND NOT EXISTS (SELECT 1 FROM engine_command c WHERE c.lease_id = l.lease_id AND c.type = 'PIN')
+                ORDER BY l.lease_id LIMIT :limit FOR SHARE OF l),
+            issued AS (
+                INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at,
+                    deliveries)
+                SELECT gen_random_uuid(), :inc, p.lease_id, 'PIN', r.rank, p.created_at, :hidden, 1
+                FROM pinless p JOIN incarnation_rank r ON r.incarnation_id = :inc
+                ORDER BY p.lease_id, r.rank
+                ON CONFLICT (lease_id, type, rank) DO NOTHING
+                RETURNING command_id, lease_id, type, rank, deliveries, created_at AS command_created),
+            due AS (
                 SELECT command_id FROM engine_command
                 WHERE incarnation_id = :inc AND acked_at IS NULL AND visible_at <= :now
                 ORDER BY created_at, rank LIMIT :limit FOR UPDATE SKIP LOCKED),
@@ -52,12 +71,13 @@ public class EngineCommands {
                 UPDATE engine_command c SET visible_at = :hidden, deliveries = c.deliveries + 1
                 FROM due WHERE c.command_id = due.command_id
                 RETURNING c.command_id, c.lease_id, c.type, c.rank, c.deliveries, c.created_at AS command_created),
+            handed AS (SELECT * FROM claimed UNION ALL SELECT * FROM issued),
             pending AS (
                 SELECT count(*) FILTER (WHERE visible_at <= :now) AS visible, min(visible_at) AS next_visible
                 FROM engine_command WHERE incarnation_id = :inc AND acked_at IS NULL)
             SELECT c.command_id, c.type, c.rank, c.deliveries, o.visible, o.next_visible, """ + LeaseRow.JSON + """
              AS lease
-            FROM pending o LEFT JOIN (claimed c JOIN lease l ON l.lease_id = c.lease_id) ON true
+            FROM pending o LEFT JOIN (handed c JOIN lease l ON l.lease_id = c.lease_id) ON true
             ORDER BY c.command_created, c.rank, c.command_id
             """;
 

@@ -2,6 +2,7 @@ package io.kvreuse.lease;
 
 import io.kvreuse.settings.ReuseSettings;
 import io.kvreuse.settings.ReuseSettingsService;
+import io.kvreuse.store.PgNotifications;
 import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactoryProvider;
@@ -10,6 +11,7 @@ import io.r2dbc.spi.ValidationDepth;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,9 +26,9 @@ import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
 
 /**
- * Records the PROPOSED leases selection decides on, with their donors' PIN commands (one per donor
- * rank, visible at once) in the same statement: the lease package is the only writer of {@code
- * lease} and {@code engine_command}. A PROPOSED lease holds nothing yet, so losing it in a crash is
+ * Records the PROPOSED leases selection decides on, one row each, and then wakes their donors' command
+ * polls, which issue the PIN commands (one per donor rank) when they look: the lease package is the
+ * only writer of {@code lease} and {@code engine_command}. A PROPOSED lease holds nothing yet, so losing it in a crash is
  * safe (the donor refuses an unknown lease, the target recomputes): it is written with {@code
  * synchronous_commit = off}. Every later transition that holds memory is durable. The in-flight
  * caps are enforced in the same statement ({@link InflightCaps}): a proposal that would pass its
@@ -47,6 +49,8 @@ public class LeaseProposals implements DisposableBean {
     private final ReuseSettingsService settings;
     private final LeaseMetrics metrics;
     private final GroupCommit<Proposal, Boolean> groups = new GroupCommit<>(WRITERS, MAX_GROUP, this::write);
+    // one wake-up statement in flight; donors written meanwhile are woken together by the next
+    private final GroupCommit<UUID, Boolean> wakes = new GroupCommit<>(1, 4096, this::wake);
 
     /** Its own small pool whose sessions run with {@code synchronous_commit = off}. */
     LeaseProposals(R2dbcProperties r2dbc, ReuseSettingsService settings, LeaseMetrics metrics) {
@@ -151,8 +155,26 @@ public class LeaseProposals implements DisposableBean {
                 answers.add(a);
             }
             metrics.proposed((int) answers.stream().filter(a -> a).count());
+            for (int i = 0; i < plans.size(); i++) {
+                if (admitted[i]) {
+                    wakes.submit(plans.get(i).donorId()).subscribe(null, e -> {});
+                }
+            }
             return answers;
         });
+    }
+
+    /**
+     * Wakes the donors' command polls on every replica (they issue the PIN commands of their new
+     * PROPOSED leases when they look): a statement of its own, after the proposals committed, so
+     * the notification's commit is neither under the in-flight locks nor before the answer.
+     */
+    private Mono<List<Boolean>> wake(List<UUID> donors) {
+        return db.sql("SELECT count(pg_notify(:channel, d)) AS n FROM unnest(CAST(:donors AS TEXT[])) AS d")
+                .bind("channel", PgNotifications.COMMANDS)
+                .bind("donors", donors.stream().distinct().map(UUID::toString).toArray(String[]::new))
+                .then()
+                .thenReturn(Collections.nCopies(donors.size(), Boolean.TRUE));
     }
 
     /** One statement: lock and count the parties, insert the proposals that fit under the caps. */

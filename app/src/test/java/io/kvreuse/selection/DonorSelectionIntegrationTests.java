@@ -95,29 +95,46 @@ class DonorSelectionIntegrationTests {
     }
 
     @Test
-    void aProposedLeaseQueuesOnePinCommandPerDonorRankAndNoneForItsTarget() {
+    void aProposedLeaseIsOneRowAndItsDonorsPollHandsOutOnePinPerRankAndNoneToItsTarget() {
         var donor = s.donor(domain, 2, host, Fleet.chain(48));
         Engine target = s.target(domain, 2, host);
+        // the donor has polled before: nothing was due, so its key is quiet until a notification
+        assertThat(commands(donor.engine(), 0)).isEmpty();
         Map<String, Object> response = s.select(target.id(), concat(donor.chain(), Fleet.chain(16)), 8);
         UUID lease = UUID.fromString((String) response.get("leaseId"));
+        long written = db.sql("SELECT count(*) AS n FROM engine_command WHERE lease_id = :id")
+                .bind("id", lease)
+                .map((r, m) -> r.get("n", Long.class))
+                .one()
+                .block(Duration.ofSeconds(5));
+        assertThat(written).as("the proposal writes the lease row only").isZero();
+        // a waiting poll trusts the quiet key unless the proposal's wake-up cleared it
+        List<Map<String, Object>> handed = commands(donor.engine(), 5_000);
+        assertThat(handed).hasSize(2);
+        assertThat(handed).extracting(c -> c.get("rank")).containsExactly(0, 1);
+        assertThat(handed)
+                .allSatisfy(c -> assertThat(c)
+                        .containsEntry("type", "PIN")
+                        .containsEntry("leaseId", lease.toString())
+                        .containsEntry("deliveries", 1)
+                        .containsEntry("fetchBlocks", 40)
+                        .containsEntry("bankId", donor.bankId()));
         var commands = db.sql("""
-                        SELECT c.incarnation_id, c.type, c.rank, c.visible_at = '-infinity' AS at_once,
-                               c.created_at = l.created_at AS with_lease, c.deliveries, c.acked_at IS NULL AS pending
+                        SELECT c.incarnation_id, c.created_at = l.created_at AS with_lease, c.acked_at IS NULL AS pending
                         FROM engine_command c JOIN lease l ON l.lease_id = c.lease_id
                         WHERE c.lease_id = :id ORDER BY c.rank
                         """).bind("id", lease).fetch().all().collectList().block(Duration.ofSeconds(5));
-        assertThat(commands).hasSize(2);
-        assertThat(commands).extracting(c -> c.get("rank")).containsExactly(0, 1);
         assertThat(commands)
+                .hasSize(2)
                 .allSatisfy(c -> assertThat(c)
                         .containsEntry(
                                 "incarnation_id", UUID.fromString(donor.engine().id()))
-                        .containsEntry("type", "PIN")
-                        .containsEntry("at_once", true)
                         .containsEntry("with_lease", true)
-                        .containsEntry("deliveries", 0)
                         .containsEntry("pending", true));
-        assertThat(commands).extracting(c -> c.get("incarnation_id")).doesNotContain(UUID.fromString(target.id()));
+        assertThat(commands(donor.engine(), 0))
+                .as("handed out, not issued again")
+                .isEmpty();
+        assertThat(commands(target, 0)).isEmpty();
         var row = db.sql("""
                         SELECT fetch_blocks, local_prefix_blocks, seq_hashes, action_type, donor_epoch, target_epoch
                         FROM lease WHERE lease_id = :id
@@ -519,5 +536,17 @@ class DonorSelectionIntegrationTests {
         Engine e = new Engine((String) body.get("incarnationId"), token, hostId, domainId);
         fleet.heartbeat(e);
         return e;
+    }
+
+    private List<Map<String, Object>> commands(Engine e, long waitMs) {
+        return http.get()
+                .uri("/api/v1/incarnations/" + e.id() + "/commands?waitMs=" + waitMs)
+                .header("Authorization", "Bearer " + e.token())
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(new org.springframework.core.ParameterizedTypeReference<List<Map<String, Object>>>() {})
+                .returnResult()
+                .getResponseBody();
     }
 }
