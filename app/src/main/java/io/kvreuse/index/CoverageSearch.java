@@ -72,7 +72,7 @@ final class CoverageSearch {
         if (m > 0 && s.at[m] < n - 1) {
             s.at[++m] = n - 1;
         }
-        int[] first = table.getFirst(h, s.at, m + 1, s.probes, s.next, s.sink);
+        int[] first = table.getFirst(h, s.at, m + 1, s.probes, s.homes, s.sink);
         s.lookups++;
         s.keys += m + 1;
         s.rounds++;
@@ -81,6 +81,7 @@ final class CoverageSearch {
         }
         int size = s.discover(first, banks, domain);
         if (size == 0) {
+            s.all = null;
             return List.of();
         }
         // the chain's cache lines are read now, all at once, so that the search's probes find h[mid]
@@ -92,7 +93,7 @@ final class CoverageSearch {
         }
         s.sink[0] += (int) touched;
         // records are read after the views that interpret them: h[0] again, with the first round
-        s.sink[0] += table.getAt(h, s.at, m + 1, s.probes, s.next);
+        s.sink[0] += table.getAt(h, s.at, m + 1, s.probes, s.homes);
         s.keys += m + 1;
         for (int a = 0; a < size; a++) {
             s.order[a] = a;
@@ -105,14 +106,14 @@ final class CoverageSearch {
             if (s.views[a].prefixClosed()) {
                 s.order[closed++] = a; // closed < j + 1: never overwrites what is still to be read
             } else {
-                s.covered[a] = linear(s.banks[a], s.views[a], h, n, lineage, 1);
+                s.covered[a] = linear(s.bank(a), s.views[a], h, n, lineage, 1);
             }
         }
         if (closed > 0) {
             search(s, closed, n, h, lineage, m);
         }
         for (int a = 0; a < size; a++) {
-            BankView now = s.banks[a].view;
+            BankView now = s.bank(a).view;
             if (now != s.views[a] && !s.views[a].stillExplains(now)) {
                 s.covered[a] = again(s, a, h, n, lineage);
             }
@@ -155,7 +156,7 @@ final class CoverageSearch {
                 }
             }
             if (!fetched) {
-                s.sink[0] += table.getAt(h, s.at, probes, s.probes, s.next);
+                s.sink[0] += table.getAt(h, s.at, probes, s.probes, s.homes);
                 s.keys += probes;
                 s.rounds++;
             }
@@ -225,7 +226,7 @@ final class CoverageSearch {
 
     /** Coverage of candidate {@code a} alone, from a fresh view; 0 if it keeps changing under us. */
     private int again(Scratch s, int a, long[] h, int n, int lineage) {
-        Bank bank = s.banks[a];
+        Bank bank = s.bank(a);
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
             retries.increment();
             BankView view = bank.view;
@@ -314,8 +315,9 @@ final class CoverageSearch {
 
     /** Per-lookup state, reused by the thread's next lookup: the candidates, their views, coverage and search order. */
     private static final class Scratch {
+        /** The index's banks by index, as the lookup read them (candidates are found through {@link #bankIndex}). */
         @Nullable
-        Bank[] banks = new Bank[16];
+        Bank @Nullable [] all;
 
         BankView[] views = new BankView[16];
         int[] covered = new int[16];
@@ -334,8 +336,8 @@ final class CoverageSearch {
 
         int[] at = new int[4 * FANOUT];
         int[][] probes = new int[4 * FANOUT][];
-        /** Per probe, the table slot after its home slot (see {@link HolderTable#getAt}). */
-        int[][] next = new int[4 * FANOUT][];
+        /** Per probe, its table slot (scratch of {@link HolderTable#getAt}). */
+        int[] homes = new int[4 * FANOUT];
         /** Keeps the table's cache-warming reads from being optimised away. */
         final int[] sink = new int[1];
 
@@ -392,16 +394,16 @@ final class CoverageSearch {
                 int grown = Math.max(count, at.length * 2);
                 at = Arrays.copyOf(at, grown);
                 probes = Arrays.copyOf(probes, grown);
-                next = new int[grown][];
+                homes = new int[grown];
             }
         }
 
         /** Collects the published banks of the domain holding {@code h[0]} and their views. */
         int discover(int[] first, @Nullable Bank[] all, int domain) {
+            this.all = all;
             int count = Holders.count(first);
-            if (banks.length < count) {
-                int grown = Math.max(count, banks.length * 2);
-                banks = new Bank[grown];
+            if (views.length < count) {
+                int grown = Math.max(count, views.length * 2);
                 views = new BankView[grown];
                 covered = new int[grown];
                 order = new int[grown];
@@ -455,7 +457,6 @@ final class CoverageSearch {
             }
             BankView view = bank.view;
             if (view.published()) {
-                banks[size] = bank;
                 views[size] = view;
                 bankIndex[size] = index;
                 idHi[size] = bank.idHi;
@@ -481,15 +482,25 @@ final class CoverageSearch {
             int summary = Holders.summary(holders);
             boolean summarized = summary >= 0 && holders[summary] == level;
             boolean search = summarized || (to - from) * 8 < count;
+            // up to 64 banks' summary bits are held in a register (loads from holders would be
+            // repeated after each store to order, which the compiler cannot tell apart from holders)
+            boolean wide = summarized && Holders.summaryWords(holders) > 2;
+            int base = summarized ? holders[summary + 1] : 0;
+            long bits = summarized && !wide ? Holders.summaryBits(holders, summary) : 0;
             int r = 0;
             int kept = from;
             int dropped = 0;
             for (int j = from; j < to; j++) {
                 int a = order[j];
                 int bank = bankIndex[a];
-                if (summarized && Holders.summarized(holders, summary, bank)) {
-                    order[kept++] = a;
-                    continue;
+                if (summarized) {
+                    int bit = bank - base;
+                    if (wide
+                            ? Holders.summarized(holders, summary, bank)
+                            : bit >= 0 && bit < 64 && ((bits >>> bit) & 1) != 0) {
+                        order[kept++] = a;
+                        continue;
+                    }
                 }
                 if (search) {
                     r = Holders.firstAtOrAfter(holders, bank);
@@ -540,14 +551,18 @@ final class CoverageSearch {
             List<Candidate> result = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 int a = top[i];
-                result.add(new Candidate(banks[a].id, views[a].epoch(), covered[a]));
+                result.add(new Candidate(bank(a).id, views[a].epoch(), covered[a]));
             }
-            // drop the references, so a dropped bank is not kept alive by a thread's scratch
-            Arrays.fill(banks, 0, size, null);
-            Arrays.fill(views, 0, size, null);
+            // drop the references, so a dropped bank or a removed block's array is not kept alive by a
+            // thread's scratch (views hold no reference, they may stay)
+            all = null;
             Arrays.fill(probes, null);
-            Arrays.fill(next, null);
             return result;
+        }
+
+        /** Candidate {@code a}'s bank. */
+        Bank bank(int a) {
+            return java.util.Objects.requireNonNull(all)[bankIndex[a]];
         }
 
         private boolean better(int a, int b) {

@@ -74,6 +74,12 @@ final class Holders {
         return bit >= 0 && word < holders[holders.length - 1] - 3 && (holders[summary + 2 + word] & (1 << bit)) != 0;
     }
 
+    /** The summary's bit words as one long, for a summary of at most 2 words. */
+    static long summaryBits(int[] holders, int summary) {
+        long bits = holders[summary + 2] & 0xFFFF_FFFFL;
+        return summaryWords(holders) == 2 ? bits | ((long) holders[summary + 3] << 32) : bits;
+    }
+
     static int offset(int record) {
         return HEADER + record * STRIDE;
     }

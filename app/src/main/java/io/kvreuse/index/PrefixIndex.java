@@ -202,7 +202,7 @@ public final class PrefixIndex {
                 published += bank.view.published() ? 1 : 0;
                 slotBytes += bank.slotBytes();
             }
-            long bytes = table.holderBytes() + 16L + 4L * table.capacity() + slotBytes + 4L * banks.length;
+            long bytes = table.holderBytes() + table.slotBytes() + slotBytes + 4L * banks.length;
             return new IndexStats(entries, table.size(), banksById.size(), published, bytes, search.retries());
         } finally {
             writeLock.unlock();

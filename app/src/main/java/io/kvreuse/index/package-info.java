@@ -4,10 +4,12 @@
  *
  * <p><b>Layout.</b> One open-addressing table maps each u64 sequence hash to an immutable
  * {@code int[]} holding the key and one 16-byte record per holding bank ({@code bank index, slot,
- * position, lineage id}), sorted by bank. A bank keeps a slot → hash array so a reset or drop finds
- * its blocks without a per-bank hash set, and 3 bytes per slot of block-tree bookkeeping (below).
- * No boxed keys; about 59–63 bytes per (block, bank) entry when no other bank shares the block,
- * far less for shared prefixes. An array of four or more records (a shared prefix's block) ends
+ * position, lineage id}), sorted by bank. Beside each table slot is a one-byte fingerprint of its
+ * key, so a probe dereferences only arrays whose fingerprint matches (its own, or 1 in 255 another
+ * key's); the table runs at 0.6–0.75 load (a capacity that is not a power of two). A bank keeps a
+ * slot → hash array so a reset or drop finds its blocks without a per-bank hash set, and 3 bytes
+ * per slot of block-tree bookkeeping (below). No boxed keys; about 58–61 bytes per (block, bank)
+ * entry when no other bank shares the block, far less for shared prefixes. An array of four or more records (a shared prefix's block) ends
  * with a summary: a bit per bank whose one record is committed, live, of no lineage and at the
  * array's common position, so a lookup decides those banks with a bit test instead of a record merge.
  *
@@ -29,9 +31,10 @@
  * narrower gaps; the first round is fetched together with {@code h[0]} and also probes
  * {@code h[n-1]}, so a bank holding the whole chain is decided at once. A long hit takes about
  * log4(n) rounds, and the work is (distinct coverages) × log(n) probes, each a merge of a group
- * with one holder array. The cost is the table's cold cache misses (a slot, then the holder array
- * behind it): each key's home slot and the next are loaded together, their arrays touched in one
- * pass, and the chain's own lines read at once when {@code h[0]} is held. A bank that
+ * with one holder array. The cost is the table's cold cache misses (a slot's fingerprint and reference,
+ * then the holder array behind it): every probe's fingerprint line and slot are loaded together,
+ * the arrays whose fingerprints match touched in one pass (a hash nobody holds touches none), and
+ * the chain's own lines read at once when {@code h[0]} is held. A bank that
  * is not prefix-closed right now (an orphan somewhere) is walked level by level, so answers never
  * depend on closure, only their speed does. The best {@code maxCandidates} are kept by (coverage
  * desc, bank id asc); per-lookup scratch is per thread, so a lookup allocates only its answer.
