@@ -51,8 +51,7 @@ class LeaseAggregates {
                     FROM lease_destination WHERE lease_id = l.lease_id), '[]'),
                 'commands', COALESCE((SELECT json_agg(json_build_object('commandId', command_id,
                         'incarnationId', incarnation_id, 'type', type, 'rank', rank,
-                        'state', CASE WHEN acked_at IS NULL THEN 'OPEN' WHEN ok THEN 'ACKED' ELSE 'REFUSED' END)
-                        ORDER BY command_id)
+                        'state', CASE WHEN acked_at IS NULL THEN 'OPEN' WHEN ok THEN 'ACKED' ELSE 'REFUSED' END))
                     FROM engine_command WHERE lease_id = l.lease_id), '[]'),
                 'order', (SELECT json_build_object('orderId', o.order_id, 'state', o.state,
                         'parts', json_object_agg(rank, json_build_object('rank', rank, 'state', state, 'bytes', bytes,
