@@ -118,7 +118,7 @@ class LeaseWriter {
     private static final String ACKS = """
             acks AS (UPDATE engine_command c SET acked_at = :now, ok = m.ok, detail = m.d
                 FROM unnest(CAST(:ack_id AS UUID[]), CAST(:ack_ok AS BOOLEAN[]), CAST(:ack_d AS TEXT[])) AS m(id, ok, d)
-                WHERE c.command_id = m.id AND c.acked_at IS NULL AND c.command_id = ANY(CAST(:ack_id AS UUID[])))""";
+                WHERE c.command_id = m.id AND c.acked_at IS NULL)""";
 
     private static final String COMMANDS = """
             commands AS (INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at)
@@ -158,10 +158,9 @@ class LeaseWriter {
                 JOIN incarnation_rank s ON s.incarnation_id = l.donor_incarnation_id
                 JOIN bank_part p ON p.bank_id = l.bank_id AND p.rank = s.rank
                 JOIN incarnation_rank t ON t.incarnation_id = l.target_incarnation_id AND t.rank = s.rank
-                JOIN (SELECT lease_id, rank, region_ref, slot_runs FROM lease_destination
-                      WHERE lease_id = ANY(CAST(:ord_new_l AS UUID[]))
-                      UNION ALL SELECT n.l, n.r, n.ref, CAST(n.runs AS JSONB) FROM nd n) d
-                    ON d.lease_id = l.lease_id AND d.rank = s.rank
+                CROSS JOIN LATERAL (SELECT x.region_ref, x.slot_runs FROM lease_destination x
+                      WHERE x.lease_id = l.lease_id AND x.rank = s.rank
+                      UNION ALL SELECT n.ref, CAST(n.runs AS JSONB) FROM nd n WHERE n.l = l.lease_id AND n.r = s.rank) d
                 WHERE EXISTS (SELECT 1 FROM created c WHERE c.order_id = o.order_id)
                   AND l.lease_id = ANY(CAST(:ord_new_l AS UUID[])))""";
 
