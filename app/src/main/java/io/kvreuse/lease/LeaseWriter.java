@@ -120,11 +120,19 @@ class LeaseWriter {
                 FROM unnest(CAST(:ack_id AS UUID[]), CAST(:ack_ok AS BOOLEAN[]), CAST(:ack_d AS TEXT[])) AS m(id, ok, d)
                 WHERE c.command_id = m.id AND c.acked_at IS NULL)""";
 
+    /**
+     * New commands; one the same decision also closed (a release's UNPIN withdrawn at once for a
+     * fenced donor) is written closed, since the acknowledgements' update does not see rows this
+     * statement inserts.
+     */
     private static final String COMMANDS = """
-            commands AS (INSERT INTO engine_command (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at)
-                SELECT gen_random_uuid(), c.i, c.l, c.t, c.r, :now, '-infinity'
-                FROM unnest(CAST(:cmd_i AS UUID[]), CAST(:cmd_l AS UUID[]), CAST(:cmd_t AS TEXT[]), CAST(:cmd_r AS INTEGER[]))
-                     AS c(i, l, t, r)
+            commands AS (INSERT INTO engine_command
+                    (command_id, incarnation_id, lease_id, type, rank, created_at, visible_at, acked_at, ok, detail)
+                SELECT gen_random_uuid(), c.i, c.l, c.t, c.r, :now, '-infinity', CASE WHEN c.ok IS NOT NULL THEN :now END,
+                    c.ok, c.d
+                FROM unnest(CAST(:cmd_i AS UUID[]), CAST(:cmd_l AS UUID[]), CAST(:cmd_t AS TEXT[]), CAST(:cmd_r AS INTEGER[]),
+                            CAST(:cmd_ok AS BOOLEAN[]), CAST(:cmd_d AS TEXT[]))
+                     AS c(i, l, t, r, ok, d)
                 ON CONFLICT (lease_id, type, rank) DO NOTHING)""";
 
     /**
@@ -262,13 +270,24 @@ class LeaseWriter {
                             id + "/" + x.rank(), id, x.rank(), lease.targetId(), x.regionRef(), runs, blocks, "HELD");
                 }
                 case LeaseChange.DestinationsMoved x -> destinationsMoved(id, x);
-                case LeaseChange.CommandClosed c ->
-                    acks.put(new Object(), c.commandId(), c.state() == CommandState.ACKED, c.detail());
+                case LeaseChange.CommandClosed c -> closed(c);
                 case LeaseChange.CommandIssued c ->
-                    commands.put(new Object(), c.incarnationId(), id, c.type().name(), c.rank());
+                    commands.put(c.commandId(), c.incarnationId(), id, c.type().name(), c.rank(), null, null);
                 case LeaseChange.OrderQueued o -> newOrders.put(id, UUID.randomUUID(), id, "QUEUED");
                 case LeaseChange.OrderMoved o -> orderMoved(id, o);
                 case LeaseChange.PartReported(var p) -> part(id, p);
+            }
+        }
+
+        /** A command closed: acknowledged in place, or written closed when this batch issues it. */
+        private void closed(LeaseChange.CommandClosed c) {
+            boolean ok = c.state() == CommandState.ACKED;
+            Object[] issued = commands.rows().get(c.commandId());
+            if (issued == null) {
+                acks.put(new Object(), c.commandId(), ok, c.detail());
+            } else {
+                issued[4] = ok;
+                issued[5] = c.detail();
             }
         }
 

@@ -84,6 +84,10 @@ class CleanupIntegrationTests {
         assertThat(outcome.banksDropped()).isEqualTo(1);
         assertThat(pinned()).isZero();
         assertThat(w.lease(lease).get("outcome")).isEqualTo("RECLAIMED");
+        // the UNPIN the release asked of the donor is withdrawn in the same decision: its process is gone
+        assertThat(openCommands(lease, "UNPIN"))
+                .as("open UNPIN commands left for the reclaimed donor")
+                .isZero();
 
         assertThatThrownBy(() ->
                         cleanup.execute(plan.planId(), "again", true, OPERATOR).block())
@@ -354,6 +358,16 @@ class CleanupIntegrationTests {
 
     private static UUID id(Fleet.Engine e) {
         return UUID.fromString(e.id());
+    }
+
+    private long openCommands(String lease, String type) {
+        return db.sql("SELECT count(*) AS n FROM engine_command WHERE lease_id = CAST(:l AS UUID) AND type = :t "
+                        + "AND acked_at IS NULL")
+                .bind("l", lease)
+                .bind("t", type)
+                .map((r, m) -> ((Number) r.get("n")).longValue())
+                .one()
+                .block();
     }
 
     private long pinned() {
