@@ -135,11 +135,6 @@ final class KvReuseProcess implements AutoCloseable {
         return home;
     }
 
-    /** The process's log (stdout and stderr). */
-    Path log() {
-        return log;
-    }
-
     String tail() throws IOException {
         if (!Files.exists(log)) {
             return "(no log)";

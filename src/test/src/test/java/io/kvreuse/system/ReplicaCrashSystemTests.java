@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * {@code kill -9} of the control-plane replica that engines and agents mostly talk to, under load:
@@ -22,7 +21,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * (including a conversation published while it was down) and gives the same answers as the other.
  * No lease that held memory at the crash is lost or ends twice.
  */
-@ExtendWith(LeasesLeftCheck.class)
 class ReplicaCrashSystemTests {
 
     static final int DEADLINE_MS = 500;
@@ -38,7 +36,7 @@ class ReplicaCrashSystemTests {
     void survivorKeepsServingAndTheRestartedReplicaRejoinsWithTheSameAnswers() throws Exception {
         KvReuseProcess victim = fleet.replicas.get(0);
         int survivor = 1;
-        String since = fleet.begin("ReplicaCrashSystemTests");
+        String since = fleet.now();
         long started = System.nanoTime();
         long killedAt;
         long restartedAt;
@@ -100,9 +98,9 @@ class ReplicaCrashSystemTests {
                         s.replica() == 0 && s.start() > backAt && s.decision().equals("HINT"));
         long gapMs = Traffic.longestGapMillis(samples, killedAt, restartedAt);
 
-        fleet.assertLeasesEnded(Duration.ofSeconds(90), "every lease ended");
+        Map<String, Long> states = fleet.awaitLeasesEnded(Duration.ofSeconds(90));
         SystemFleet.log("leases ended: " + fleet.leaseOutcomes(since));
-
+        assertThat(SystemFleet.ended(states)).as("every lease ended: " + states).isTrue();
         Set<String> all = new HashSet<>(hinted);
         all.addAll(durable);
         assertThat(fleet.scalar("SELECT count(*) FROM lease WHERE lease_id::text = ANY('{" + String.join(",", all)
@@ -121,7 +119,8 @@ class ReplicaCrashSystemTests {
         assertThat(same.unexpected())
                 .as("answers that do not match the published inventory")
                 .isEmpty();
-        fleet.assertLeasesEnded(Duration.ofSeconds(60), "probe leases ended");
+        Map<String, Long> after = fleet.awaitLeasesEnded(Duration.ofSeconds(60));
+        assertThat(SystemFleet.ended(after)).as("probe leases ended: " + after).isTrue();
         fleet.assertEnginesHealthy();
         fleet.assertInvariants();
 

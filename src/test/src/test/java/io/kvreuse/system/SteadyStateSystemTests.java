@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Steady state of a two-replica deployment: routers select donors on both replicas while donors
@@ -17,7 +16,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * real bytes moved by the agents. Both replicas' in-memory indexes give the same answers, each
  * transfer order is handed out once, and the DESIGN invariants hold in PostgreSQL.
  */
-@ExtendWith(LeasesLeftCheck.class)
 class SteadyStateSystemTests {
 
     static SystemFleet fleet;
@@ -30,7 +28,7 @@ class SteadyStateSystemTests {
     @Test
     void bothReplicasServeLifecyclesGiveTheSameAnswersAndHandOutEachOrderOnce() throws Exception {
         SystemFleet.Size size = fleet.size;
-        String since = fleet.begin("SteadyStateSystemTests");
+        String since = fleet.now();
         long started = System.nanoTime();
         List<Traffic.Sample> samples;
         Set<String> hinted;
@@ -71,7 +69,8 @@ class SteadyStateSystemTests {
         }
 
         SystemFleet.log("load done: " + outcomes);
-        fleet.assertLeasesEnded(Duration.ofSeconds(60), "every lease ended");
+        Map<String, Long> states = fleet.awaitLeasesEnded(Duration.ofSeconds(60));
+        assertThat(SystemFleet.ended(states)).as("every lease ended: " + states).isTrue();
         assertThat(fleet.scalar(
                         "SELECT count(*) FROM lease WHERE lease_id::text = ANY('{" + String.join(",", hinted) + "}')"))
                 .as("every hinted lease is in PostgreSQL")
@@ -99,7 +98,8 @@ class SteadyStateSystemTests {
         assertThat(same.hints()).isEqualTo(3 * same.questions() / 4 * 2);
 
         SystemFleet.log("replicas compared");
-        fleet.assertLeasesEnded(Duration.ofSeconds(60), "probe leases ended");
+        Map<String, Long> after = fleet.awaitLeasesEnded(Duration.ofSeconds(60));
+        assertThat(SystemFleet.ended(after)).as("probe leases ended: " + after).isTrue();
         fleet.assertEnginesHealthy();
         fleet.assertInvariants();
 
@@ -113,7 +113,7 @@ class SteadyStateSystemTests {
         results.put("latencyP99Ms", Traffic.percentileMillis(samples, 99));
         results.put("latencyMaxMs", Traffic.percentileMillis(samples, 100));
         results.put("leasesCommittedAndReleased", committed);
-        results.put("leasesByState", fleet.leaseStates());
+        results.put("leasesByState", after);
         results.put("leasesByOutcome", fleet.leaseOutcomes(since));
         results.put("conversationsPublishedUnderLoad", published);
         results.put("replicaComparisonQuestions", same.questions());

@@ -14,18 +14,14 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * PostgreSQL hangs (SIGSTOP of the server and every backend) for 10 s under load, connections open:
- * unlike a stopped database, nothing fails fast. Every selection still answers with a fail-open
- * no-hint (STORE_UNAVAILABLE once the hang is noticed, DEADLINE before), within its 100 ms deadline
- * plus 20 ms as the replica timed it from the request's arrival (its access log; the router's own
- * clock adds what two busy machines' schedulers take, and is reported), readiness answers within a
- * second and says DOWN, a lease written after its router's answer is withdrawn, and everything
- * recovers once the database runs again.
+ * unlike a stopped database, nothing fails fast. Every selection still answers within its 100 ms
+ * deadline plus 20 ms with a fail-open no-hint (STORE_UNAVAILABLE once the hang is noticed,
+ * DEADLINE before), readiness answers within a second and says DOWN, a lease written after its
+ * router's answer is withdrawn, and everything recovers once the database runs again.
  */
-@ExtendWith(LeasesLeftCheck.class)
 class StoreStallSystemTests {
 
     static final int DEADLINE_MS = 100;
@@ -48,12 +44,10 @@ class StoreStallSystemTests {
 
     @Test
     void selectionsKeepTheirDeadlineAndReadinessAnswersWhilePostgresqlHangs() throws Exception {
-        String since = fleet.begin("StoreStallSystemTests");
+        String since = fleet.now();
         List<Probe> probes = new CopyOnWriteArrayList<>();
         long stoppedAt;
         long continuedAt;
-        java.time.Instant stoppedWall;
-        java.time.Instant continuedWall;
         List<Traffic.Sample> samples;
         Set<String> hinted;
         try (Traffic traffic = Traffic.start(fleet, DEADLINE_MS)) {
@@ -63,11 +57,9 @@ class StoreStallSystemTests {
             // the hang starts once kill has stopped every process: a selection sent while kill was still
             // starting may have written its lease and answered HINT
             stoppedAt = System.nanoTime();
-            stoppedWall = java.time.Instant.now();
             SystemFleet.log("PostgreSQL stopped (SIGSTOP)");
             Thread.sleep(STALL.toMillis());
             continuedAt = System.nanoTime();
-            continuedWall = java.time.Instant.now();
             fleet.database.signal("CONT");
             SystemFleet.log("PostgreSQL continued (SIGCONT)");
             Thread.sleep(8_000);
@@ -94,22 +86,9 @@ class StoreStallSystemTests {
                 .as("every selection answered 200 with a fail-open no-hint: " + stalledOutcomes)
                 .isSubsetOf(FAIL_OPEN);
         assertThat(stalledOutcomes).containsKey("NO_HINT:STORE_UNAVAILABLE");
-        List<AccessLog.Entry> served = new java.util.ArrayList<>();
-        for (KvReuseProcess replica : fleet.replicas) {
-            AccessLog.read(replica.log()).stream()
-                    .filter(e -> e.method().equals("POST") && e.path().equals("/api/v1/donor-selections"))
-                    .filter(e -> !e.arrivedAt().isBefore(stoppedWall)
-                            && e.arrivedAt().isBefore(continuedWall))
-                    .forEach(served::add);
-        }
-        SystemFleet.log("selections while PostgreSQL hung, as the replicas timed them: " + served.size() + ", slowest "
-                + served.stream().mapToLong(AccessLog.Entry::millis).max().orElse(0) + " ms");
-        assertThat(served)
-                .as("the replicas' access logs hold the selections of the hang")
-                .isNotEmpty();
-        assertThat(served)
-                .as("every selection answered within its deadline + 20 ms of its arrival")
-                .allMatch(e -> e.status() == 200 && e.millis() <= DEADLINE_MS + 20);
+        assertThat(stalled)
+                .as("every selection answered within its deadline + 20 ms")
+                .allMatch(s -> s.micros() <= (DEADLINE_MS + 20) * 1_000L);
 
         List<Probe> stalledProbes = probes.stream()
                 .filter(p -> p.start() >= stoppedAt && p.start() < continuedAt)
@@ -142,8 +121,9 @@ class StoreStallSystemTests {
                         && s.start() > continuedAt
                         && s.decision().equals("HINT"));
 
-        fleet.assertLeasesEnded(Duration.ofSeconds(90), "every lease ended");
+        Map<String, Long> states = fleet.awaitLeasesEnded(Duration.ofSeconds(90));
         SystemFleet.log("leases: " + fleet.leaseOutcomes(since));
+        assertThat(SystemFleet.ended(states)).as("every lease ended: " + states).isTrue();
         String hintedIds = "'{" + String.join(",", hinted) + "}'";
         assertThat(fleet.scalar("SELECT count(*) FROM lease WHERE created_at >= '" + since
                         + "' AND NOT (lease_id::text = ANY(" + hintedIds + ")) AND outcome = 'COMMITTED'"))
@@ -160,9 +140,6 @@ class StoreStallSystemTests {
         results.put("stallLatencyP50Ms", Traffic.percentileMillis(stalled, 50));
         results.put("stallLatencyP99Ms", Traffic.percentileMillis(stalled, 99));
         results.put("stallLatencyMaxMs", Traffic.percentileMillis(stalled, 100));
-        results.put(
-                "stallServerMaxMs",
-                served.stream().mapToLong(AccessLog.Entry::millis).max().orElse(-1));
         results.put(
                 "readinessMaxMsDuringStall",
                 stalledProbes.stream().mapToLong(Probe::millis).max().orElse(-1));

@@ -121,8 +121,6 @@ final class SystemFleet implements AutoCloseable {
         // on two busy cores an agent's first part report can take seconds; a claimed order is handed out again
         // only after this long without one (redelivery itself is tested elsewhere)
         env.put("KVREUSE_LEASES_ORDERVISIBILITY", "20s");
-        // every request in the replica's log with the server's own time for it (AccessLog)
-        env.put("JAVA_TOOL_OPTIONS", "-Dreactor.netty.http.server.accessLogEnabled=true");
         return env;
     }
 
@@ -291,190 +289,22 @@ final class SystemFleet implements AutoCloseable {
         return states;
     }
 
-    /** A scenario run on the fleet: its name and the database time it began at. */
-    private record Scenario(String name, String since) {}
-
-    private final List<Scenario> scenarios = new CopyOnWriteArrayList<>();
-    // stuck leases a check already failed for, by lease id: the scenario that created each
-    private final Map<String, String> answeredFor = new java.util.concurrent.ConcurrentHashMap<>();
-
     /**
-     * Marks the start of a scenario: the database time from which the leases it creates are its own
-     * (scenarios on the shared fleet run one after another).
+     * Waits until every lease has ended (RELEASED or EXPIRED) or the time is up; returns the leases
+     * by state at that moment.
      */
-    String begin(String scenario) throws Exception {
-        String since = now();
-        scenarios.add(new Scenario(scenario, since));
-        checked = false;
-        return since;
-    }
-
-    // whether the scenario begun last ran its own lease check
-    private volatile boolean checked = true;
-
-    /**
-     * After a scenario ({@link LeasesLeftCheck}): when it ended before its own lease check (it failed
-     * earlier), the check runs now, so a lease it left fails that scenario rather than the next.
-     */
-    void assertScenarioLeftNothing() throws Exception {
-        if (!checked && !scenarios.isEmpty()) {
-            assertLeasesEnded(
-                    Duration.ofSeconds(90),
-                    "leases left by " + scenarios.getLast().name() + ", which ended before its own check");
-        }
-    }
-
-    /** The shared fleet if one was started in this JVM, else null. */
-    static synchronized SystemFleet sharedIfStarted() {
-        return shared;
-    }
-
-    /**
-     * Nothing left stuck: waits up to {@code atMost} until every lease has ended (RELEASED or
-     * EXPIRED) but those an earlier check already failed for: the scenario's own, and any an earlier
-     * scenario left when it ended before its own check. Fails naming each lease still
-     * open with its order, parts, history and the scenario that created it, so a stuck lease fails
-     * the scenario that left it, or the next check when its own never ran, and never again after:
-     * later checks log it as still open.
-     */
-    void assertLeasesEnded(Duration atMost, String what) throws Exception {
-        checked = true;
+    Map<String, Long> awaitLeasesEnded(Duration atMost) throws Exception {
         long deadline = System.nanoTime() + atMost.toNanos();
-        List<String[]> open = openLeases();
-        while (System.nanoTime() < deadline && open.stream().anyMatch(l -> !answeredFor.containsKey(l[0]))) {
+        Map<String, Long> states = leaseStates();
+        while (System.nanoTime() < deadline && !ended(states)) {
             Thread.sleep(250);
-            open = openLeases();
+            states = leaseStates();
         }
-        List<String> failing = new ArrayList<>();
-        for (String[] lease : open) {
-            String left = answeredFor.get(lease[0]);
-            if (left == null) {
-                failing.add(lease[0]);
-            } else {
-                log("lease " + lease[0] + " is still " + lease[1] + " (created during " + left
-                        + ", whose check failed for it)");
-            }
-        }
-        if (failing.isEmpty()) {
-            return;
-        }
-        StringBuilder message = new StringBuilder(
-                what + ": " + failing.size() + " lease(s) still open after " + atMost.toSeconds() + " s");
-        for (String id : failing) {
-            String scenario = scenarioOf(id);
-            answeredFor.put(id, scenario);
-            message.append("\n").append(describeLease(id, scenario));
-        }
-        throw new AssertionError(message.toString());
+        return states;
     }
 
-    /** Leases not ended: {id, state}, oldest first. */
-    private List<String[]> openLeases() throws Exception {
-        List<String[]> open = new ArrayList<>();
-        try (Connection c = jdbc();
-                Statement s = c.createStatement();
-                ResultSet rs =
-                        s.executeQuery("SELECT lease_id, state FROM lease WHERE state NOT IN ('RELEASED', 'EXPIRED')"
-                                + " ORDER BY created_at")) {
-            while (rs.next()) {
-                open.add(new String[] {rs.getString(1), rs.getString(2)});
-            }
-        }
-        return open;
-    }
-
-    /** The scenario during which the lease was created, by the database times the scenarios began at. */
-    private String scenarioOf(String leaseId) throws Exception {
-        String created;
-        try (Connection c = jdbc();
-                Statement s = c.createStatement();
-                ResultSet rs =
-                        s.executeQuery("SELECT created_at::text FROM lease WHERE lease_id = '" + leaseId + "'")) {
-            rs.next();
-            created = rs.getString(1);
-        }
-        String name = "the fleet's start";
-        for (Scenario sc : scenarios) {
-            if (scalar("SELECT CASE WHEN '" + sc.since() + "'::timestamptz <= '" + created + "'::timestamptz"
-                            + " THEN 1 ELSE 0 END")
-                    == 1) {
-                name = sc.name();
-            }
-        }
-        return name;
-    }
-
-    /** A lease as PostgreSQL holds it: the row, its order and parts, and its audit history. */
-    String describeLease(String leaseId, String scenario) throws Exception {
-        StringBuilder d = new StringBuilder("lease " + leaseId + " (created during " + scenario + ")");
-        try (Connection c = jdbc();
-                Statement s = c.createStatement()) {
-            try (ResultSet rs = s.executeQuery("SELECT state, outcome, reason, created_at, state_changed_at FROM lease"
-                    + " WHERE lease_id = '" + leaseId + "'")) {
-                while (rs.next()) {
-                    d.append(": ")
-                            .append(rs.getString(1))
-                            .append(" outcome ")
-                            .append(rs.getString(2))
-                            .append(" reason ")
-                            .append(rs.getString(3))
-                            .append(", created ")
-                            .append(rs.getString(4))
-                            .append(", state since ")
-                            .append(rs.getString(5));
-                }
-            }
-            List<String> orders = new ArrayList<>();
-            try (ResultSet rs = s.executeQuery("SELECT order_id, state, claims, claimed_at, host_id FROM transfer_order"
-                    + " WHERE lease_id = '" + leaseId + "'")) {
-                while (rs.next()) {
-                    orders.add(rs.getString(1));
-                    d.append("\n    order ")
-                            .append(rs.getString(1))
-                            .append(' ')
-                            .append(rs.getString(2))
-                            .append(" on ")
-                            .append(rs.getString(5))
-                            .append(", claims ")
-                            .append(rs.getString(3))
-                            .append(", claimed ")
-                            .append(rs.getString(4));
-                }
-            }
-            for (String order : orders) {
-                try (ResultSet rs = s.executeQuery("SELECT rank, state, updated_at, detail FROM transfer_part"
-                        + " WHERE order_id = '" + order + "' ORDER BY rank")) {
-                    while (rs.next()) {
-                        d.append("\n      part ")
-                                .append(rs.getInt(1))
-                                .append(' ')
-                                .append(rs.getString(2))
-                                .append(" at ")
-                                .append(rs.getString(3))
-                                .append(rs.getString(4) == null ? "" : ": " + rs.getString(4));
-                    }
-                }
-            }
-            List<String> subjects = new ArrayList<>(orders);
-            subjects.add(leaseId);
-            try (ResultSet rs = s.executeQuery("SELECT at, actor, action, from_state, to_state, reason FROM audit_event"
-                    + " WHERE subject_id IN ('" + String.join("','", subjects) + "') ORDER BY event_id LIMIT 40")) {
-                while (rs.next()) {
-                    d.append("\n    ")
-                            .append(rs.getString(1))
-                            .append(' ')
-                            .append(rs.getString(3))
-                            .append(' ')
-                            .append(rs.getString(4))
-                            .append(" -> ")
-                            .append(rs.getString(5))
-                            .append(" by ")
-                            .append(rs.getString(2))
-                            .append(rs.getString(6) == null ? "" : " (" + rs.getString(6) + ")");
-                }
-            }
-        }
-        return d.toString();
+    static boolean ended(Map<String, Long> states) {
+        return states.keySet().stream().allMatch(s -> s.equals("RELEASED") || s.equals("EXPIRED"));
     }
 
     /** Leases created since the given database time by state, outcome and reason: what the lifecycles came to. */
