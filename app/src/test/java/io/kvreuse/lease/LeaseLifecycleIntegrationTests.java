@@ -54,12 +54,8 @@ class LeaseLifecycleIntegrationTests {
         String router = tokens.mint(io.kvreuse.security.Role.ROUTER);
         String request = "late-" + java.util.UUID.randomUUID();
         // the target's in-flight lock, held elsewhere: the proposal write starts, then waits past the deadline
-        io.r2dbc.spi.Connection holder = Mono.from(connections.create()).block();
+        io.r2dbc.spi.Connection holder = holdTargetsInflightLock();
         try {
-            run(
-                    holder,
-                    "SELECT pg_advisory_lock(" + InflightCaps.LOCK_CLASS + ", "
-                            + InflightCaps.key(java.util.UUID.fromString(w.target.id())) + ")");
             Map<String, Object> answer = w.fleet.post(
                     "/api/v1/donor-selections",
                     router,
@@ -103,6 +99,16 @@ class LeaseLifecycleIntegrationTests {
     @Autowired
     io.r2dbc.spi.ConnectionFactory connections;
 
+    /** A connection of its own holding the target's in-flight lock until it is unlocked and closed. */
+    private io.r2dbc.spi.Connection holdTargetsInflightLock() {
+        io.r2dbc.spi.Connection holder = Mono.from(connections.create()).block();
+        run(
+                holder,
+                "SELECT pg_advisory_lock(" + InflightCaps.LOCK_CLASS + ", "
+                        + InflightCaps.key(java.util.UUID.fromString(w.target.id())) + ")");
+        return holder;
+    }
+
     private static void run(io.r2dbc.spi.Connection c, String sql) {
         Flux.from(c.createStatement(sql).execute())
                 .flatMap(r -> r.map((row, meta) -> 1))
@@ -127,12 +133,8 @@ class LeaseLifecycleIntegrationTests {
         List<String> late = new java.util.ArrayList<>();
         // the target's in-flight lock, held elsewhere while 48 selections arrive at once: the writes that
         // started wait for it past their deadline, the others are still queued at it and are not written
-        io.r2dbc.spi.Connection holder = Mono.from(connections.create()).block();
+        io.r2dbc.spi.Connection holder = holdTargetsInflightLock();
         try {
-            run(
-                    holder,
-                    "SELECT pg_advisory_lock(" + InflightCaps.LOCK_CLASS + ", "
-                            + InflightCaps.key(java.util.UUID.fromString(w.target.id())) + ")");
             Map<String, java.util.concurrent.Future<Map<String, Object>>> answers = new java.util.LinkedHashMap<>();
             try (var pool = java.util.concurrent.Executors.newFixedThreadPool(16)) {
                 for (int i = 0; i < 48; i++) {
