@@ -65,7 +65,9 @@ class TwoReplicasSystemTests {
                     throw new AssertionError(e.getMessage() + "\nA:\n" + a.tail() + "\nB:\n" + b.tail(), e);
                 }
                 ExecutorService pool = Executors.newFixedThreadPool(8);
-                try {
+                // the engines and the agent stay alive throughout, as in a fleet: on a loaded machine
+                // the scenario outlasts lost-after, and a silent donor's leases would be reclaimed
+                try (AutoCloseable beats = fleet.keepAlive(replicas)) {
                     for (int i = 0; i < LEASES; i++) {
                         ok(replicas[i % 2].post(
                                 "/api/v1/leases/" + leases.get(i) + "/destination",
@@ -144,6 +146,7 @@ class TwoReplicasSystemTests {
                     assertThat(scalar(
                                     db,
                                     "SELECT count(*) FROM lease WHERE state = 'RELEASED' AND outcome = 'COMMITTED'"))
+                            .as("leases released after a commit; all leases: %s", leaseStates(db))
                             .isEqualTo(LEASES);
                     assertThat(scalar(db, """
                             SELECT count(*) FROM (SELECT subject_id, from_state, to_state FROM audit_event
@@ -253,6 +256,27 @@ class TwoReplicasSystemTests {
                 .as(answer.toString())
                 .isFalse();
         return decision + " " + answer.get("reason").asString();
+    }
+
+    /** Each lease's state and outcome with its transitions, for a failure's message. */
+    private static String leaseStates(Connection db) throws Exception {
+        StringBuilder out = new StringBuilder();
+        try (ResultSet rs = db.createStatement().executeQuery("""
+                SELECT l.lease_id, l.state, l.outcome, (SELECT string_agg(a.from_state || '>' || a.to_state, ' '
+                    ORDER BY a.event_id) FROM audit_event a WHERE a.subject_id = l.lease_id::text) AS moves
+                FROM lease l ORDER BY l.created_at""")) {
+            while (rs.next()) {
+                out.append('\n')
+                        .append(rs.getString(1))
+                        .append(' ')
+                        .append(rs.getString(2))
+                        .append(' ')
+                        .append(rs.getString(3))
+                        .append(": ")
+                        .append(rs.getString(4));
+            }
+        }
+        return out.toString();
     }
 
     private static void both(ExecutorService pool, KvReuseClient[] replicas, String path, String token, Object body)
@@ -420,6 +444,47 @@ class TwoReplicasSystemTests {
                                             "rank", 0, "gpuOrdinal", ordinal, "gpuUuid", "GPU-" + UUID.randomUUID())))))
                     .get("incarnationId")
                     .asString();
+        }
+
+        /**
+         * Heartbeats the donor, the target and the agent every 300 ms, alternating replicas, until
+         * closed; closing fails if an engine's fencing epoch moved (it was taken for silent meanwhile).
+         */
+        AutoCloseable keepAlive(KvReuseClient[] replicas) {
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            List<String> moved = java.util.Collections.synchronizedList(new ArrayList<>());
+            Thread beats = Thread.ofPlatform().daemon().name("fleet-heartbeats").start(() -> {
+                for (int n = 0; !stop.get(); n++) {
+                    KvReuseClient api = replicas[n % replicas.length];
+                    try {
+                        beat(api, donor, donorId, donorEpoch, moved);
+                        beat(api, target, targetId, targetEpoch, moved);
+                        api.post("/api/v1/agents/" + host + "/heartbeat", agent, Map.of());
+                        Thread.sleep(300);
+                    } catch (InterruptedException e) {
+                        return;
+                    } catch (Exception e) {
+                        // a busy replica: beat again
+                    }
+                }
+            });
+            return () -> {
+                stop.set(true);
+                beats.interrupt();
+                beats.join(10_000);
+                assertThat(moved)
+                        .as("fencing epochs moved while the fleet heartbeated")
+                        .isEmpty();
+            };
+        }
+
+        private static void beat(KvReuseClient api, String token, String id, long epoch, List<String> moved)
+                throws Exception {
+            Answer r = api.post("/api/v1/incarnations/" + id + "/heartbeat", token, Map.of());
+            if (r.status() == 200 && r.json().get("fencingEpoch").asLong() != epoch) {
+                moved.add(
+                        id + " " + epoch + " -> " + r.json().get("fencingEpoch").asLong());
+            }
         }
 
         /** One selection of the whole chain for the target, with a generous deadline. */
