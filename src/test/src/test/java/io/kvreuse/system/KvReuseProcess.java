@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
 /** The built kvreuse jar running as a separate process, driven only through HTTP and signals. */
 final class KvReuseProcess implements AutoCloseable {
 
-    private static final Duration STARTUP = Duration.ofSeconds(120);
+    // two minutes were not always enough on two cores shared by several builds
+    private static final Duration STARTUP = Duration.ofSeconds(300);
 
     private final Path home;
     private final Map<String, String> env;
@@ -73,7 +74,13 @@ final class KvReuseProcess implements AutoCloseable {
         pb.environment().put("KVREUSE_HOME", home.toString());
         pb.environment().put("SERVER_PORT", Integer.toString(port));
         process = pb.start();
-        awaitReady();
+        try {
+            awaitReady();
+        } catch (IOException | InterruptedException | RuntimeException notReady) {
+            // a process that never became ready is nobody's to stop: it would outlive the test JVM
+            process.destroyForcibly();
+            throw notReady;
+        }
     }
 
     private void awaitReady() throws IOException, InterruptedException {

@@ -150,13 +150,19 @@ final class SystemFleet implements AutoCloseable {
         String operator = "kvr_system-" + UUID.randomUUID();
         Map<String, String> env = replicaEnv(db, operator);
         ExecutorService starter = Executors.newFixedThreadPool(1 + size.hosts());
+        List<KvReuseProcess> started = new CopyOnWriteArrayList<>();
         try {
             // the first replica migrates the schema and bootstraps the operator token; the second replica
             // and the hosts start together once it is up (engines and agents reach it through the balancer)
             KvReuseProcess a = KvReuseProcess.start(home.resolve("replica-a"), env);
+            started.add(a);
             log("replica a up");
             Balancer balancer = new Balancer(List.of(a.baseUrl()));
-            Future<KvReuseProcess> b = starter.submit(() -> KvReuseProcess.start(home.resolve("replica-b"), env));
+            Future<KvReuseProcess> b = starter.submit(() -> {
+                KvReuseProcess p = KvReuseProcess.start(home.resolve("replica-b"), env);
+                started.add(p);
+                return p;
+            });
             KvReuseClient api = new KvReuseClient(a.baseUrl());
             String domain = domain(api, operator);
             settings(api, operator);
@@ -165,7 +171,11 @@ final class SystemFleet implements AutoCloseable {
                     size, home, db, replicas, balancer, operator, mint(api, operator, "ROUTER", "router"), domain);
             List<Future<Host>> hosts = new ArrayList<>();
             for (int h = 0; h < size.hosts(); h++) {
-                hosts.add(starter.submit(fleet::host));
+                hosts.add(starter.submit(() -> {
+                    Host host = fleet.host();
+                    started.add(host.agent());
+                    return host;
+                }));
             }
             for (Future<Host> h : hosts) {
                 fleet.hosts.add(h.get());
@@ -182,6 +192,15 @@ final class SystemFleet implements AutoCloseable {
                 }
             }
             return fleet;
+        } catch (Exception | Error failed) {
+            // a fleet that could not start leaves no process behind to load the machine
+            starter.shutdown();
+            starter.awaitTermination(3, java.util.concurrent.TimeUnit.MINUTES);
+            for (KvReuseProcess p : started) {
+                p.kill9();
+            }
+            db.close();
+            throw failed;
         } finally {
             starter.shutdown();
         }
