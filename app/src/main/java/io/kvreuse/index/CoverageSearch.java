@@ -13,8 +13,9 @@ import org.jspecify.annotations.Nullable;
  * binary search over the chain; candidates are searched together: a probe of level {@code mid}
  * splits the candidates still undecided into those serving it (coverage above {@code mid}) and the
  * others (coverage at most {@code mid}), and each part is searched on in its half. The work is about
- * (distinct coverages among the candidates) × log2(n) probes, each a merge of the candidates with
- * one holder array. A bank that is not prefix-closed right now is walked level by level instead.
+ * (distinct coverages among the candidates) × log2(n) probes. Candidates within one 64-bank window
+ * are searched as bit words ({@link WindowSearch}); others as ranges of an order merged with each
+ * probe's holder array. A bank that is not prefix-closed right now is walked level by level instead.
  * No locks: each candidate is interpreted against the {@link BankView} taken before its records
  * were read and checked against the view after; a bank whose batch was purged meanwhile is searched
  * again on its own. Per-lookup scratch arrays are kept per thread, so a lookup allocates only its

@@ -20,8 +20,8 @@ final class WindowSearch {
     /**
      * The banks of {@code set} (window bits from {@code s.base}) that serve the holder array at
      * {@code level}. A summary bit decides its bank; other banks go through
-     * {@link LookupScratch#serves}. The records are read plainly, then one acquire fence orders
-     * them before the views read after them.
+     * {@link LookupScratch#serves}. The summary and records are read plainly, then one acquire
+     * fence orders them before the views read after them.
      */
     static long serving(LookupScratch s, long set, int @Nullable [] holders, int level, int lineage) {
         if (holders == null || set == 0) {
@@ -33,8 +33,8 @@ final class WindowSearch {
         long open = set & ~served;
         if (open != 0) {
             served |= records(s, open, holders, level, lineage);
-            VarHandle.acquireFence();
         }
+        VarHandle.acquireFence();
         return served;
     }
 
