@@ -2,8 +2,6 @@ package io.kvreuse.index;
 
 import static io.kvreuse.index.Holders.NO_RECORD;
 
-import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
@@ -15,8 +13,9 @@ import org.jspecify.annotations.Nullable;
  * binary search over the chain; candidates are searched together: a probe of level {@code mid}
  * splits the candidates still undecided into those serving it (coverage above {@code mid}) and the
  * others (coverage at most {@code mid}), and each part is searched on in its half. The work is about
- * (distinct coverages among the candidates) × log2(n) probes, each a merge of the candidates with
- * one holder array. A bank that is not prefix-closed right now is walked level by level instead.
+ * (distinct coverages among the candidates) × log2(n) probes. Candidates within one 64-bank window
+ * are searched as bit words ({@link WindowSearch}); others as ranges of an order merged with each
+ * probe's holder array. A bank that is not prefix-closed right now is walked level by level instead.
  * No locks: each candidate is interpreted against the {@link BankView} taken before its records
  * were read and checked against the view after; a bank whose batch was purged meanwhile is searched
  * again on its own. Per-lookup scratch arrays are kept per thread, so a lookup allocates only its
@@ -32,11 +31,11 @@ final class CoverageSearch {
      * lookups (cold cache misses) that cost more than the rounds they save; so did a first round
      * of 16 (three rounds instead of four for a 256-block chain, 12 more cold lookups).
      */
-    private static final int FANOUT = 4;
+    static final int FANOUT = 4;
 
     private final HolderTable table;
     private final LongAdder retries = new LongAdder();
-    private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
+    private final ThreadLocal<LookupScratch> scratch = ThreadLocal.withInitial(LookupScratch::new);
 
     CoverageSearch(HolderTable table) {
         this.table = table;
@@ -52,7 +51,7 @@ final class CoverageSearch {
      * rounds; for benchmarks. The per-bank walks of banks that are not prefix-closed are not counted.
      */
     long[] threadCounters() {
-        Scratch s = scratch.get();
+        LookupScratch s = scratch.get();
         return new long[] {s.lookups, s.keys, s.rounds};
     }
 
@@ -60,7 +59,7 @@ final class CoverageSearch {
         if (maxCandidates <= 0) {
             return List.of();
         }
-        Scratch s = scratch.get();
+        LookupScratch s = scratch.get();
         // the first round's probe slots are loaded with h[0]'s: their cache misses overlap. Besides
         // the levels spread over the chain it probes the last one, which decides at once every
         // bank holding the whole chain (a full hit) instead of searching on for it
@@ -95,6 +94,32 @@ final class CoverageSearch {
         // records are read after the views that interpret them: h[0] again, with the first round
         s.sink[0] += table.getAt(h, s.at, m + 1, s.probes, s.homes);
         s.keys += m + 1;
+        if (s.fits) {
+            for (int a = 0; a < size; a++) {
+                s.covered[a] = 0;
+            }
+            long serving = WindowSearch.serving(s, s.window, s.probes[0], 0, lineage);
+            for (long open = serving & ~s.closed; open != 0; open &= open - 1) {
+                int a = s.candidateOf[Long.numberOfTrailingZeros(open)];
+                s.covered[a] = linear(s.bank(a), s.views[a], h, n, lineage, 1);
+            }
+            if ((serving & s.closed) != 0) {
+                s.sink[0] += WindowSearch.search(s, table, serving & s.closed, n, h, lineage, m);
+            }
+        } else {
+            mergeSearch(s, size, h, n, lineage, m);
+        }
+        for (int a = 0; a < size; a++) {
+            BankView now = s.bank(a).view;
+            if (now != s.views[a] && !s.views[a].stillExplains(now)) {
+                s.covered[a] = again(s, a, h, n, lineage);
+            }
+        }
+        return s.best(maxCandidates);
+    }
+
+    /** The search of candidates that do not fit one 64-bank window: merges of {@code order} ranges with holder arrays. */
+    private void mergeSearch(LookupScratch s, int size, long[] h, int n, int lineage, int m) {
         for (int a = 0; a < size; a++) {
             s.order[a] = a;
             s.covered[a] = 0;
@@ -112,17 +137,10 @@ final class CoverageSearch {
         if (closed > 0) {
             search(s, closed, n, h, lineage, m);
         }
-        for (int a = 0; a < size; a++) {
-            BankView now = s.bank(a).view;
-            if (now != s.views[a] && !s.views[a].stillExplains(now)) {
-                s.covered[a] = again(s, a, h, n, lineage);
-            }
-        }
-        return s.best(maxCandidates);
     }
 
     /** The {@code j}-th of {@code m} probe levels spread evenly inside {@code (lo, hi)}. */
-    private static int probe(int lo, int hi, int m, int j) {
+    static int probe(int lo, int hi, int m, int j) {
         return lo + (int) ((long) (hi - lo) * (j + 1) / (m + 1));
     }
 
@@ -135,7 +153,7 @@ final class CoverageSearch {
      * splits each group by how many of its probes it serves. The first round's {@code first} probes
      * were chosen and fetched with {@code h[0]} (at {@code s.at[1..]} and {@code s.probes[1..]}).
      */
-    private void search(Scratch s, int closed, int n, long[] h, int lineage, int first) {
+    private void search(LookupScratch s, int closed, int n, long[] h, int lineage, int first) {
         s.groups = 0;
         s.addGroup(0, closed, 0, n);
         s.firstProbe[0] = 1;
@@ -174,7 +192,7 @@ final class CoverageSearch {
      * decided. Coverage is monotone, so each candidate is placed among the probes by a binary search:
      * the group is partitioned by its middle probe, each part by the middle of its half, and so on.
      */
-    private static void splitGroup(Scratch s, int g, int lineage) {
+    private static void splitGroup(LookupScratch s, int g, int lineage) {
         split(s, s.from[g], s.to[g], s.firstProbe[g], 0, s.probeCount[g], s.probeCount[g], s.lo[g], s.hi[g], lineage);
     }
 
@@ -184,7 +202,7 @@ final class CoverageSearch {
      * {@code m} (starting at {@code base}).
      */
     private static void split(
-            Scratch s, int from, int to, int base, int jLo, int jHi, int m, int lo, int hi, int lineage) {
+            LookupScratch s, int from, int to, int base, int jLo, int jHi, int m, int lo, int hi, int lineage) {
         while (from < to) {
             if (jLo == jHi) {
                 int gapLo = jLo == 0 ? lo : s.at[base + jLo - 1];
@@ -225,7 +243,7 @@ final class CoverageSearch {
     }
 
     /** Coverage of candidate {@code a} alone, from a fresh view; 0 if it keeps changing under us. */
-    private int again(Scratch s, int a, long[] h, int n, int lineage) {
+    private int again(LookupScratch s, int a, long[] h, int n, int lineage) {
         Bank bank = s.bank(a);
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
             retries.increment();
@@ -311,263 +329,5 @@ final class CoverageSearch {
         }
         int blockLineage = Holders.lineage(holders, record);
         return blockLineage == LineageIds.NONE || blockLineage == lineage ? record : NO_RECORD;
-    }
-
-    /** Per-lookup state, reused by the thread's next lookup: the candidates, their views, coverage and search order. */
-    private static final class Scratch {
-        /** The index's banks by index, as the lookup read them (candidates are found through {@link #bankIndex}). */
-        @Nullable
-        Bank @Nullable [] all;
-
-        BankView[] views = new BankView[16];
-        int[] covered = new int[16];
-        int[] order = new int[16];
-        int[] spare = new int[16];
-        /** Per candidate, its bank's index (the merge key, read without touching the bank). */
-        int[] bankIndex = new int[16];
-        /** Per candidate, its bank id's halves: ties are ordered without touching the banks. */
-        long[] idHi = new long[16];
-
-        long[] idLo = new long[16];
-
-        long lookups;
-        long keys;
-        long rounds;
-
-        int[] at = new int[4 * FANOUT];
-        int[][] probes = new int[4 * FANOUT][];
-        /** Per probe, its table slot (scratch of {@link HolderTable#getAt}). */
-        int[] homes = new int[4 * FANOUT];
-        /** Keeps the table's cache-warming reads from being optimised away. */
-        final int[] sink = new int[1];
-
-        int size;
-        // this round's groups and the next round's, as parallel arrays
-        int groups;
-        int[] from = new int[16];
-        int[] to = new int[16];
-        int[] lo = new int[16];
-        int[] hi = new int[16];
-        int[] firstProbe = new int[16];
-        int[] probeCount = new int[16];
-        int nextGroups;
-        int[] nextFrom = new int[16];
-        int[] nextTo = new int[16];
-        int[] nextLo = new int[16];
-        int[] nextHi = new int[16];
-
-        void addGroup(int start, int stop, int gapLo, int gapHi) {
-            from[groups] = start;
-            to[groups] = stop;
-            lo[groups] = gapLo;
-            hi[groups] = gapHi;
-            groups++;
-        }
-
-        /** Groups are disjoint ranges of candidates, so there are never more than {@link #size}. */
-        void addNextGroup(int start, int stop, int gapLo, int gapHi) {
-            nextFrom[nextGroups] = start;
-            nextTo[nextGroups] = stop;
-            nextLo[nextGroups] = gapLo;
-            nextHi[nextGroups] = gapHi;
-            nextGroups++;
-        }
-
-        void swapGroups() {
-            int[] t = from;
-            from = nextFrom;
-            nextFrom = t;
-            t = to;
-            to = nextTo;
-            nextTo = t;
-            t = lo;
-            lo = nextLo;
-            nextLo = t;
-            t = hi;
-            hi = nextHi;
-            nextHi = t;
-            groups = nextGroups;
-        }
-
-        void ensureProbes(int count) {
-            if (count > at.length) {
-                int grown = Math.max(count, at.length * 2);
-                at = Arrays.copyOf(at, grown);
-                probes = Arrays.copyOf(probes, grown);
-                homes = new int[grown];
-            }
-        }
-
-        /** Collects the published banks of the domain holding {@code h[0]} and their views. */
-        int discover(int[] first, @Nullable Bank[] all, int domain) {
-            this.all = all;
-            int count = Holders.count(first);
-            if (views.length < count) {
-                int grown = Math.max(count, views.length * 2);
-                views = new BankView[grown];
-                covered = new int[grown];
-                order = new int[grown];
-                spare = new int[grown];
-                bankIndex = new int[grown];
-                idHi = new long[grown];
-                idLo = new long[grown];
-                from = new int[grown];
-                to = new int[grown];
-                lo = new int[grown];
-                hi = new int[grown];
-                firstProbe = new int[grown];
-                probeCount = new int[grown];
-                nextFrom = new int[grown];
-                nextTo = new int[grown];
-                nextLo = new int[grown];
-                nextHi = new int[grown];
-            }
-            size = 0;
-            int summary = Holders.summary(first);
-            if (summary >= 0 && Holders.summarizedCount(first, summary) == count) {
-                // every record's bank is in the summary: its bit words list them in bank order
-                int base = first[summary + 1];
-                int words = Holders.summaryWords(first);
-                for (int w = 0; w < words; w++) {
-                    for (int bits = first[summary + 2 + w]; bits != 0; bits &= bits - 1) {
-                        consider(all, base + 32 * w + Integer.numberOfTrailingZeros(bits), domain);
-                    }
-                }
-                return size;
-            }
-            int previous = -1;
-            for (int r = 0; r < count; r++) {
-                int index = Holders.bank(Holders.bankWord(first, r));
-                if (index != previous) {
-                    consider(all, index, domain);
-                }
-                previous = index;
-            }
-            return size;
-        }
-
-        /** Adds the bank of that index as a candidate if it is of the domain and published. */
-        private void consider(@Nullable Bank[] all, int index, int domain) {
-            if (index >= all.length) {
-                return;
-            }
-            Bank bank = all[index];
-            if (bank == null || bank.domain != domain) {
-                return;
-            }
-            BankView view = bank.view;
-            if (view.published()) {
-                views[size] = view;
-                bankIndex[size] = index;
-                idHi[size] = bank.idHi;
-                idLo[size] = bank.idLo;
-                size++;
-            }
-        }
-
-        /**
-         * Reorders {@code order[from..to)} (kept in bank order) so that the candidates serving
-         * {@code h[level]} come first, and returns where the others start. A merge of the candidates'
-         * bank indexes with the records: a bank whose only record is committed is decided from its
-         * fields whatever its view (the common case, no view read); a pending record goes through
-         * {@link #serving}. A bank whose bit is set in the array's summary (at this level) serves
-         * without any record read; the others of a summarized array are found by binary search. The records are read plainly, then one acquire fence orders them before
-         * the views read after them (as acquire-reading each bank word would).
-         */
-        int partition(int from, int to, int @Nullable [] holders, int level, int lineage) {
-            if (holders == null) {
-                return from;
-            }
-            int count = Holders.count(holders);
-            int summary = Holders.summary(holders);
-            boolean summarized = summary >= 0 && holders[summary] == level;
-            boolean search = summarized || (to - from) * 8 < count;
-            // up to 64 banks' summary bits are held in a register (loads from holders would be
-            // repeated after each store to order, which the compiler cannot tell apart from holders)
-            boolean wide = summarized && Holders.summaryWords(holders) > 2;
-            int base = summarized ? holders[summary + 1] : 0;
-            long bits = summarized && !wide ? Holders.summaryBits(holders, summary) : 0;
-            int r = 0;
-            int kept = from;
-            int dropped = 0;
-            for (int j = from; j < to; j++) {
-                int a = order[j];
-                int bank = bankIndex[a];
-                if (summarized) {
-                    int bit = bank - base;
-                    if (wide
-                            ? Holders.summarized(holders, summary, bank)
-                            : bit >= 0 && bit < 64 && ((bits >>> bit) & 1) != 0) {
-                        order[kept++] = a;
-                        continue;
-                    }
-                }
-                if (search) {
-                    r = Holders.firstAtOrAfter(holders, bank);
-                } else {
-                    while (r < count && Holders.bank(holders[Holders.offset(r)]) < bank) {
-                        r++;
-                    }
-                }
-                if (r < count && serves(holders, r, count, bank, a, level, lineage)) {
-                    order[kept++] = a;
-                } else {
-                    spare[dropped++] = a;
-                }
-            }
-            VarHandle.acquireFence();
-            System.arraycopy(spare, 0, order, kept, dropped);
-            return kept;
-        }
-
-        /** Whether candidate {@code a} (of bank index {@code bank}, whose first record is at or after {@code r}) serves the level. */
-        private boolean serves(int[] holders, int r, int count, int bank, int a, int level, int lineage) {
-            int at = Holders.offset(r);
-            int word = holders[at];
-            if (word == bank && (r + 1 == count || Holders.bank(holders[at + Holders.STRIDE]) != bank)) {
-                int blockLineage = holders[at + 3];
-                return holders[at + 1] != Holders.REMOVED
-                        && holders[at + 2] == level
-                        && (blockLineage == LineageIds.NONE || blockLineage == lineage);
-            }
-            return Holders.bank(word) == bank && serving(holders, r, bank, views[a], level, lineage) != NO_RECORD;
-        }
-
-        List<Candidate> best(int maxCandidates) {
-            int[] top = spare;
-            int limit = Math.min(maxCandidates, size);
-            int n = 0;
-            for (int a = 0; a < size; a++) {
-                if (covered[a] == 0 || (n == limit && !better(a, top[n - 1]))) {
-                    continue;
-                }
-                int at = n == limit ? n - 1 : n++;
-                while (at > 0 && better(a, top[at - 1])) {
-                    top[at] = top[at - 1];
-                    at--;
-                }
-                top[at] = a;
-            }
-            List<Candidate> result = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                int a = top[i];
-                result.add(new Candidate(bank(a).id, views[a].epoch(), covered[a]));
-            }
-            // drop the references, so a dropped bank or a removed block's array is not kept alive by a
-            // thread's scratch (views hold no reference, they may stay)
-            all = null;
-            Arrays.fill(probes, null);
-            return result;
-        }
-
-        /** Candidate {@code a}'s bank. */
-        Bank bank(int a) {
-            return java.util.Objects.requireNonNull(all)[bankIndex[a]];
-        }
-
-        private boolean better(int a, int b) {
-            return covered[a] > covered[b]
-                    || (covered[a] == covered[b] && (idHi[a] < idHi[b] || (idHi[a] == idHi[b] && idLo[a] < idLo[b])));
-        }
     }
 }

@@ -80,6 +80,25 @@ final class Holders {
         return summaryWords(holders) == 2 ? bits | ((long) holders[summary + 3] << 32) : bits;
     }
 
+    /**
+     * The summary's bits of banks {@code from..from + 63} as one long (bit {@code b - from} for bank
+     * {@code b}), for the summary starting at {@code summary}.
+     */
+    static long summaryWindow(int[] holders, int summary, int from) {
+        int shift = holders[summary + 1] - from; // where the summary's bit 0 falls in the window
+        int words = summaryWords(holders);
+        long bits = 0;
+        for (int w = Math.max(0, -shift >> 5); w < words; w++) {
+            int at = shift + 32 * w;
+            if (at >= 64) {
+                break;
+            }
+            long word = holders[summary + 2 + w] & 0xFFFF_FFFFL;
+            bits |= at >= 0 ? word << at : word >>> -at;
+        }
+        return bits;
+    }
+
     static int offset(int record) {
         return HEADER + record * STRIDE;
     }

@@ -30,8 +30,12 @@
  * how many of its probes each bank serves (a binary search over the probes), and continues in the
  * narrower gaps; the first round is fetched together with {@code h[0]} and also probes
  * {@code h[n-1]}, so a bank holding the whole chain is decided at once. A long hit takes about
- * log4(n) rounds, and the work is (distinct coverages) × log(n) probes, each a merge of a group
- * with one holder array. The cost is the table's cold cache misses (a slot's fingerprint and reference,
+ * log4(n) rounds, and the work is (distinct coverages) × log(n) probes. When the candidates' bank
+ * indexes fit one 64-bank window (a domain of up to 64 banks), a group is one {@code long} of bank
+ * bits and a probe splits it with bit operations: a shared block's summary at that level decides
+ * the group with one AND, and only the banks it leaves open are looked up in the records, so a
+ * probe costs O(records in the window); candidates spread wider are merged with each holder array
+ * (O(candidates) per probe), with the same decisions. The cost is the table's cold cache misses (a slot's fingerprint and reference,
  * then the holder array behind it): every probe's fingerprint line and slot are loaded together,
  * the arrays whose fingerprints match touched in one pass (a hash nobody holds touches none), and
  * the chain's own lines read at once when {@code h[0]} is held. A bank that

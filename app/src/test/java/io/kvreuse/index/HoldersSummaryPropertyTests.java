@@ -133,6 +133,15 @@ class HoldersSummaryPropertyTests {
             qualifying += qualifies ? 1 : 0;
         }
         assertThat(Holders.summarizedCount(holders, summary)).isEqualTo(qualifying);
+        // a lookup's 64-bank window, at any offset to the summary's words, reads the same bits
+        for (int from = 0; from <= 340; from += 7) {
+            long window = Holders.summaryWindow(holders, summary, from);
+            for (int bit = 0; bit < 64; bit++) {
+                assertThat(((window >>> bit) & 1) != 0)
+                        .as("window from %d, bank %d", from, from + bit)
+                        .isEqualTo(Holders.summarized(holders, summary, from + bit));
+            }
+        }
     }
 
     /** The record of {@code bank} if it has exactly one, else NO_RECORD. */
