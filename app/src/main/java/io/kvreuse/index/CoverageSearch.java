@@ -24,14 +24,6 @@ import org.jspecify.annotations.Nullable;
 final class CoverageSearch {
 
     private static final int MAX_ATTEMPTS = 8;
-    /**
-     * A search round splits a gap of the chain into up to this many parts, each candidate tested
-     * against 2 of a round's 3 probes (a binary search over them). Measured against 2, 3, 8 and 16
-     * on the 256-block benchmark: fewer probes per round add dependent rounds, more add table
-     * lookups (cold cache misses) that cost more than the rounds they save; so did a first round
-     * of 16 (three rounds instead of four for a 256-block chain, 12 more cold lookups).
-     */
-    static final int FANOUT = 4;
 
     private final HolderTable table;
     private final LongAdder retries = new LongAdder();
@@ -63,10 +55,10 @@ final class CoverageSearch {
         // the first round's probe slots are loaded with h[0]'s: their cache misses overlap. Besides
         // the levels spread over the chain it probes the last one, which decides at once every
         // bank holding the whole chain (a full hit) instead of searching on for it
-        int m = Math.min(FANOUT - 1, n - 1);
+        int m = Math.min(ProbeLevels.FANOUT - 1, n - 1);
         s.at[0] = 0;
         for (int j = 0; j < m; j++) {
-            s.at[j + 1] = probe(0, n, m, j);
+            s.at[j + 1] = ProbeLevels.probe(0, n, m, j);
         }
         if (m > 0 && s.at[m] < n - 1) {
             s.at[++m] = n - 1;
@@ -139,11 +131,6 @@ final class CoverageSearch {
         }
     }
 
-    /** The {@code j}-th of {@code m} probe levels spread evenly inside {@code (lo, hi)}. */
-    static int probe(int lo, int hi, int m, int j) {
-        return lo + (int) ((long) (hi - lo) * (j + 1) / (m + 1));
-    }
-
     /**
      * Decides the coverage of the prefix-closed candidates {@code order[0..closed)} (in bank order),
      * all of which serve {@code h[0]}. The candidates are kept in groups, each a range of
@@ -165,12 +152,12 @@ final class CoverageSearch {
             for (int g = 0; g < groups && !fetched; g++) {
                 int lo = s.lo[g];
                 int hi = s.hi[g];
-                int m = Math.min(FANOUT - 1, hi - lo - 1);
+                int m = Math.min(ProbeLevels.FANOUT - 1, hi - lo - 1);
                 s.firstProbe[g] = probes;
                 s.probeCount[g] = m;
                 s.ensureProbes(probes + m);
                 for (int j = 0; j < m; j++) {
-                    s.at[probes++] = probe(lo, hi, m, j);
+                    s.at[probes++] = ProbeLevels.probe(lo, hi, m, j);
                 }
             }
             if (!fetched) {
@@ -239,7 +226,7 @@ final class CoverageSearch {
             return false;
         }
         int from = Holders.count(holders) > 8 ? Holders.firstAtOrAfter(holders, bank.index) : 0;
-        return serving(holders, from, bank.index, view, level, lineage) != NO_RECORD;
+        return Holders.serving(holders, from, bank.index, view, level, lineage) != NO_RECORD;
     }
 
     /** Coverage of candidate {@code a} alone, from a fresh view; 0 if it keeps changing under us. */
@@ -285,7 +272,7 @@ final class CoverageSearch {
             int k = 0;
             for (int i = from; i < to; i++) {
                 int[] holders = table.get(h[i]);
-                int record = holders == null ? NO_RECORD : serving(holders, 0, bank.index, view, i, lineage);
+                int record = holders == null ? NO_RECORD : Holders.serving(holders, 0, bank.index, view, i, lineage);
                 if (record == NO_RECORD) {
                     break;
                 }
@@ -297,37 +284,5 @@ final class CoverageSearch {
             retries.increment();
         }
         return new int[0];
-    }
-
-    /**
-     * The record of {@code bank} (searched from record {@code from}) that the view makes current, if
-     * it is live, at {@code position}, and may serve {@code lineage}; else {@link Holders#NO_RECORD}.
-     */
-    static int serving(int[] holders, int from, int bank, BankView view, int position, int lineage) {
-        int committed = NO_RECORD;
-        int pending = NO_RECORD;
-        int count = Holders.count(holders);
-        for (int r = from; r < count; r++) {
-            int word = Holders.bankWord(holders, r);
-            int b = Holders.bank(word);
-            if (b > bank) {
-                break;
-            }
-            if (b == bank) {
-                if (Holders.pending(word)) {
-                    pending = r;
-                } else {
-                    committed = r;
-                }
-            }
-        }
-        int record = view.settling() && pending != NO_RECORD ? pending : committed;
-        if (record == NO_RECORD
-                || Holders.slot(holders, record) == Holders.REMOVED
-                || Holders.position(holders, record) != position) {
-            return NO_RECORD;
-        }
-        int blockLineage = Holders.lineage(holders, record);
-        return blockLineage == LineageIds.NONE || blockLineage == lineage ? record : NO_RECORD;
     }
 }

@@ -276,4 +276,36 @@ final class Holders {
         holders[at + 2] = position;
         holders[at + 3] = lineage;
     }
+
+    /**
+     * The record of {@code bank} (searched from record {@code from}) that the view makes current, if
+     * it is live, at {@code position}, and may serve {@code lineage}; else {@link Holders#NO_RECORD}.
+     */
+    static int serving(int[] holders, int from, int bank, BankView view, int position, int lineage) {
+        int committed = NO_RECORD;
+        int pending = NO_RECORD;
+        int count = Holders.count(holders);
+        for (int r = from; r < count; r++) {
+            int word = Holders.bankWord(holders, r);
+            int b = Holders.bank(word);
+            if (b > bank) {
+                break;
+            }
+            if (b == bank) {
+                if (Holders.pending(word)) {
+                    pending = r;
+                } else {
+                    committed = r;
+                }
+            }
+        }
+        int record = view.settling() && pending != NO_RECORD ? pending : committed;
+        if (record == NO_RECORD
+                || Holders.slot(holders, record) == Holders.REMOVED
+                || Holders.position(holders, record) != position) {
+            return NO_RECORD;
+        }
+        int blockLineage = Holders.lineage(holders, record);
+        return blockLineage == LineageIds.NONE || blockLineage == lineage ? record : NO_RECORD;
+    }
 }

@@ -1,6 +1,5 @@
 package io.kvreuse.index;
 
-import static io.kvreuse.index.CoverageSearch.serving;
 import static io.kvreuse.index.Holders.NO_RECORD;
 
 import java.lang.invoke.VarHandle;
@@ -30,10 +29,10 @@ final class LookupScratch {
     long keys;
     long rounds;
 
-    int[] at = new int[4 * CoverageSearch.FANOUT];
-    int[][] probes = new int[4 * CoverageSearch.FANOUT][];
+    int[] at = new int[4 * ProbeLevels.FANOUT];
+    int[][] probes = new int[4 * ProbeLevels.FANOUT][];
     /** Per probe, its table slot (scratch of {@link HolderTable#getAt}). */
-    int[] homes = new int[4 * CoverageSearch.FANOUT];
+    int[] homes = new int[4 * ProbeLevels.FANOUT];
     /** Keeps the table's cache-warming reads from being optimised away. */
     final int[] sink = new int[1];
 
@@ -263,7 +262,7 @@ final class LookupScratch {
                     && holders[at + 2] == level
                     && (blockLineage == LineageIds.NONE || blockLineage == lineage);
         }
-        return Holders.bank(word) == bank && serving(holders, r, bank, views[a], level, lineage) != NO_RECORD;
+        return Holders.bank(word) == bank && Holders.serving(holders, r, bank, views[a], level, lineage) != NO_RECORD;
     }
 
     List<Candidate> best(int maxCandidates) {

@@ -96,12 +96,12 @@ final class WindowSearch {
                 for (int g = 0; g < groups; g++) {
                     int lo = s.lo[g];
                     int hi = s.hi[g];
-                    int m = Math.min(CoverageSearch.FANOUT - 1, hi - lo - 1);
+                    int m = Math.min(ProbeLevels.FANOUT - 1, hi - lo - 1);
                     s.firstProbe[g] = probes;
                     s.probeCount[g] = m;
                     s.ensureProbes(probes + m);
                     for (int j = 0; j < m; j++) {
-                        s.at[probes++] = CoverageSearch.probe(lo, hi, m, j);
+                        s.at[probes++] = ProbeLevels.probe(lo, hi, m, j);
                     }
                 }
                 touched += table.getAt(h, s.at, probes, s.probes, s.homes);
