@@ -148,19 +148,8 @@ final class CoverageSearch {
         boolean fetched = true;
         while (s.groups > 0) {
             int groups = s.groups;
-            int probes = 0;
-            for (int g = 0; g < groups && !fetched; g++) {
-                int lo = s.lo[g];
-                int hi = s.hi[g];
-                int m = Math.min(ProbeLevels.FANOUT - 1, hi - lo - 1);
-                s.firstProbe[g] = probes;
-                s.probeCount[g] = m;
-                s.ensureProbes(probes + m);
-                for (int j = 0; j < m; j++) {
-                    s.at[probes++] = ProbeLevels.probe(lo, hi, m, j);
-                }
-            }
             if (!fetched) {
+                int probes = s.layOutProbes();
                 s.sink[0] += table.getAt(h, s.at, probes, s.probes, s.homes);
                 s.keys += probes;
                 s.rounds++;

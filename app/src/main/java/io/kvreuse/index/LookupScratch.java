@@ -105,6 +105,26 @@ final class LookupScratch {
         groups = nextGroups;
     }
 
+    /**
+     * Lays out this round's probes: up to {@link ProbeLevels#FANOUT} - 1 levels spread over each
+     * group's open gap, in {@link #at} from each group's {@link #firstProbe}; returns their count.
+     */
+    int layOutProbes() {
+        int probes = 0;
+        for (int g = 0; g < groups; g++) {
+            int gapLo = lo[g];
+            int gapHi = hi[g];
+            int m = Math.min(ProbeLevels.FANOUT - 1, gapHi - gapLo - 1);
+            firstProbe[g] = probes;
+            probeCount[g] = m;
+            ensureProbes(probes + m);
+            for (int j = 0; j < m; j++) {
+                at[probes++] = ProbeLevels.probe(gapLo, gapHi, m, j);
+            }
+        }
+        return probes;
+    }
+
     void ensureProbes(int count) {
         if (count > at.length) {
             int grown = Math.max(count, at.length * 2);

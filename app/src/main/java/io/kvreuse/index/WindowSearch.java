@@ -92,18 +92,7 @@ final class WindowSearch {
         while (s.groups > 0) {
             int groups = s.groups;
             if (!fetched) {
-                int probes = 0;
-                for (int g = 0; g < groups; g++) {
-                    int lo = s.lo[g];
-                    int hi = s.hi[g];
-                    int m = Math.min(ProbeLevels.FANOUT - 1, hi - lo - 1);
-                    s.firstProbe[g] = probes;
-                    s.probeCount[g] = m;
-                    s.ensureProbes(probes + m);
-                    for (int j = 0; j < m; j++) {
-                        s.at[probes++] = ProbeLevels.probe(lo, hi, m, j);
-                    }
-                }
+                int probes = s.layOutProbes();
                 touched += table.getAt(h, s.at, probes, s.probes, s.homes);
                 s.keys += probes;
                 s.rounds++;
