@@ -48,6 +48,8 @@ public class FleetDirectory {
     // orders reloads and refreshes: a refresh never overwrites or removes what a later reload read
     private final AtomicLong stamps = new AtomicLong();
     private final Set<String> queued = ConcurrentHashMap.newKeySet();
+    // full reads of the domains that have ended: how a feed reload is told apart from a refresh
+    private final AtomicLong domainRefreshes = new AtomicLong();
     private @Nullable Disposable feed;
 
     FleetDirectory(DatabaseClient db, PgNotifications notifications) {
@@ -124,7 +126,10 @@ public class FleetDirectory {
             long start = stamps.incrementAndGet();
             Mono<Void> domainLoad = loadDomains(db.sql(DOMAINS))
                     .collectMap(Domain::id)
-                    .doOnNext(fresh -> merge(domains, fresh, start, (old, neu) -> true))
+                    .doOnNext(fresh -> {
+                        merge(domains, fresh, start, (old, neu) -> true);
+                        domainRefreshes.incrementAndGet();
+                    })
                     .then();
             Mono<Void> incarnationLoad = loadIncarnations(db.sql(INCARNATIONS + " GROUP BY i.incarnation_id"))
                     .collectMap(Incarnation::id)
@@ -132,6 +137,15 @@ public class FleetDirectory {
                     .then();
             return domainLoad.then(incarnationLoad);
         });
+    }
+
+    /**
+     * How many full reads of the domains have ended (periodic and start-up refreshes, not the
+     * feed's reloads of one row). A value that appears while this stays the same came through the
+     * change feed.
+     */
+    long domainRefreshes() {
+        return domainRefreshes.get();
     }
 
     /** A value and the stamp of the read that produced it. */

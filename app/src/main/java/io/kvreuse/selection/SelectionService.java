@@ -128,12 +128,28 @@ class SelectionService {
                 .register(meters);
     }
 
-    /** Selection tuning that is not an operator setting. */
+    /**
+     * Selection tuning that is not an operator setting. {@code replyReserve} is the part of a
+     * router's {@code deadlineMs} kept for sending the answer back (writing it, the network, the
+     * router reading it): the selection gives up on its lease write that much before the deadline,
+     * so a DEADLINE answer reaches the router by the deadline rather than just after it. It is at
+     * most half of a deadline, so a short deadline still leaves the lease write some time.
+     */
     @ConfigurationProperties("kvreuse.selection")
-    record SelectionProperties(Duration defaultDeadline, Duration storeBackoff) {
+    record SelectionProperties(Duration defaultDeadline, Duration storeBackoff, Duration replyReserve) {
         SelectionProperties {
             defaultDeadline = defaultDeadline == null ? Duration.ofMillis(100) : defaultDeadline;
             storeBackoff = storeBackoff == null ? Duration.ofMillis(500) : storeBackoff;
+            replyReserve = replyReserve == null ? Duration.ofMillis(10) : replyReserve;
+            if (replyReserve.isNegative()) {
+                throw new IllegalArgumentException("kvreuse.selection.reply-reserve must not be negative");
+            }
+        }
+
+        /** How long a selection with {@code deadline} may work before it answers: the deadline less the reserve. */
+        long workNanos(Duration deadline) {
+            long total = deadline.toNanos();
+            return total - Math.min(replyReserve.toNanos(), total / 2);
         }
     }
 
@@ -168,9 +184,9 @@ class SelectionService {
         } else if (System.nanoTime() < storeDownUntil.get() || proposals.stalled(properties.storeBackoff())) {
             answer = Mono.just(SelectionApi.Response.noHint(NoHintReason.STORE_UNAVAILABLE));
         } else {
-            answer = propose(decision.plan(), start + deadline.toNanos());
+            answer = propose(decision.plan(), start + properties.workNanos(deadline));
         }
-        long budgetNanos = deadline.toNanos() - (System.nanoTime() - start);
+        long budgetNanos = properties.workNanos(deadline) - (System.nanoTime() - start);
         Mono<SelectionApi.Response> timed = answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)), timers)
                 .onErrorResume(
                         TimeoutException.class, e -> Mono.just(SelectionApi.Response.noHint(NoHintReason.DEADLINE)))
