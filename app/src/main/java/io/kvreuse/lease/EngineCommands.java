@@ -6,6 +6,7 @@ import io.kvreuse.incarnation.Incarnations;
 import io.kvreuse.lease.LeaseAggregate.Command;
 import io.kvreuse.lease.LeaseAggregate.CommandType;
 import io.kvreuse.security.ApiPrincipal;
+import io.kvreuse.store.LongPoll;
 import io.kvreuse.store.PgNotifications;
 import io.r2dbc.postgresql.codec.Json;
 import io.r2dbc.spi.Readable;

@@ -5,6 +5,7 @@ import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.ProblemResponse;
 import io.kvreuse.error.ProblemType;
 import io.kvreuse.security.CurrentPrincipal;
+import io.kvreuse.store.LongPoll;
 import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.Valid;
 import java.util.List;

@@ -2,6 +2,7 @@ package io.kvreuse.lease;
 
 import io.kvreuse.settings.ReuseSettings;
 import io.kvreuse.settings.ReuseSettingsService;
+import io.kvreuse.store.GroupCommit;
 import io.kvreuse.store.PgNotifications;
 import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.pool.ConnectionPoolConfiguration;

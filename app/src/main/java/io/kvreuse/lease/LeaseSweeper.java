@@ -3,6 +3,7 @@ package io.kvreuse.lease;
 import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.incarnation.IncarnationState;
 import io.kvreuse.incarnation.Incarnations;
+import io.kvreuse.store.GroupCommit;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;

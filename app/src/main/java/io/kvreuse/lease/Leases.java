@@ -6,6 +6,7 @@ import io.kvreuse.error.ItemResult;
 import io.kvreuse.protocol.PartState;
 import io.kvreuse.security.ApiPrincipal;
 import io.kvreuse.security.Role;
+import io.kvreuse.store.LongPoll;
 import io.r2dbc.spi.Readable;
 import java.time.Duration;
 import java.time.Instant;

@@ -2,6 +2,7 @@ package io.kvreuse.lease;
 
 import io.kvreuse.error.ItemResult;
 import io.kvreuse.error.KvReuseException;
+import io.kvreuse.store.GroupCommit;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;

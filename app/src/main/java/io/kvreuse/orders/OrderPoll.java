@@ -2,10 +2,10 @@ package io.kvreuse.orders;
 
 import io.kvreuse.lease.ClaimedOrder;
 import io.kvreuse.lease.Leases;
-import io.kvreuse.lease.LongPoll;
 import io.kvreuse.protocol.NixlAgentNames;
 import io.kvreuse.protocol.TransferOrder;
 import io.kvreuse.security.ApiPrincipal;
+import io.kvreuse.store.LongPoll;
 import io.kvreuse.store.PgNotifications;
 import io.r2dbc.postgresql.codec.Json;
 import java.nio.ByteBuffer;

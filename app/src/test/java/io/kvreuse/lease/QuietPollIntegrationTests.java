@@ -6,33 +6,28 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import io.kvreuse.store.PgNotifications;
 import io.kvreuse.support.IntegrationTest;
 import io.kvreuse.support.LeaseWorld;
 import io.kvreuse.support.MutableClock;
 import io.kvreuse.support.TestTokens;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.test.web.reactive.server.WebTestClient;
-import reactor.core.publisher.Mono;
 
 /**
  * Polls of a key this replica knows is quiet: a waiting poll sends no statement until a
  * notification, a reconnect or the next redelivery says something may be due, and a notification
  * that arrives while a look runs is never lost. The claims sent are read from the driver's query
- * log: the shared test database's own counters also move with the scheduled sweeps.
+ * log: the shared test database's own counters also move with the scheduled sweeps. The long poll's
+ * own quiet marks are tested in {@code io.kvreuse.store.LongPollQuietIntegrationTests}.
  */
 @IntegrationTest
 class QuietPollIntegrationTests {
@@ -45,12 +40,6 @@ class QuietPollIntegrationTests {
 
     @Autowired
     MutableClock clock;
-
-    @Autowired
-    DatabaseClient db;
-
-    @Autowired
-    LongPoll longPoll;
 
     private static final String COMMAND_CLAIM =
             "FROM engine_command WHERE incarnation_id = $1 AND acked_at IS NULL AND visible_at";
@@ -136,68 +125,6 @@ class QuietPollIntegrationTests {
             assertThat(o.get("orderId")).isEqualTo(orders.getFirst().get("orderId"));
             assertThat(o.get("claims")).isEqualTo(2);
         });
-    }
-
-    @Test
-    void aNotificationThatArrivesWhileALookRunsIsNotLost() {
-        String key = UUID.randomUUID().toString();
-        AtomicInteger looks = new AtomicInteger();
-        long start = System.nanoTime();
-        List<String> found = longPoll.<String>poll(PgNotifications.COMMANDS, key, Duration.ofSeconds(6), () -> {
-                    int n = looks.incrementAndGet();
-                    Mono<Void> notify = n == 1
-                            ? db.sql("SELECT pg_notify(:c, :k)")
-                                    .bind("c", PgNotifications.COMMANDS)
-                                    .bind("k", key)
-                                    .then()
-                            : Mono.empty();
-                    return notify.then(Mono.delay(Duration.ofMillis(300)))
-                            .thenReturn(new LongPoll.Look<>(n == 1 ? List.of() : List.of("work"), Instant.MAX));
-                })
-                .block(Duration.ofSeconds(10));
-        assertThat(found).containsExactly("work");
-        assertThat(looks).hasValue(2);
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
-        // the first look's empty answer did not mark the key quiet: a waiting poll looks again, once
-        assertThat(quietPoll(key, looks)).isEmpty();
-        assertThat(looks).hasValue(3);
-        // and that look's empty answer did: the next waiting poll looks no more
-        assertThat(quietPoll(key, looks)).isEmpty();
-        assertThat(looks).hasValue(3);
-    }
-
-    @Test
-    void quietMarksThatRanOutAreDroppedWhenLaterLooksMarkOthers() {
-        String gone = UUID.randomUUID().toString();
-        Instant soon = clock.instant().plusSeconds(1);
-        assertThat(longPoll.<String>poll(
-                                PgNotifications.COMMANDS,
-                                gone,
-                                Duration.ZERO,
-                                () -> Mono.just(new LongPoll.Look<String>(List.of(), soon)))
-                        .block(Duration.ofSeconds(5)))
-                .isEmpty();
-        assertThat(longPoll.marked(PgNotifications.COMMANDS, gone)).isTrue();
-        clock.advance(LongPoll.MAX_QUIET.plusSeconds(1));
-        String other = UUID.randomUUID().toString();
-        longPoll.<String>poll(
-                        PgNotifications.COMMANDS,
-                        other,
-                        Duration.ZERO,
-                        () -> Mono.just(new LongPoll.Look<String>(List.of(), Instant.MAX)))
-                .block(Duration.ofSeconds(5));
-        assertThat(longPoll.marked(PgNotifications.COMMANDS, gone))
-                .as("a key that stopped polling keeps no mark past its end")
-                .isFalse();
-        assertThat(longPoll.marked(PgNotifications.COMMANDS, other)).isTrue();
-    }
-
-    private List<String> quietPoll(String key, AtomicInteger looks) {
-        return longPoll.<String>poll(PgNotifications.COMMANDS, key, Duration.ofMillis(200), () -> {
-                    looks.incrementAndGet();
-                    return Mono.just(new LongPoll.Look<String>(List.of(), Instant.MAX));
-                })
-                .block(Duration.ofSeconds(5));
     }
 
     /**

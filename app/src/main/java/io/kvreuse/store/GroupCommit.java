@@ -1,4 +1,4 @@
-package io.kvreuse.lease;
+package io.kvreuse.store;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,7 +20,7 @@ import reactor.core.publisher.MonoSink;
  * fails only its own caller. A request submitted with a time to start by ({@link #submit(Object,
  * long)}) that is still queued past it is not run: it completes empty.
  */
-final class GroupCommit<I, O> {
+public final class GroupCommit<I, O> {
 
     private record Pending<I, O>(I input, long startBy, MonoSink<O> done) {}
 
@@ -32,13 +32,13 @@ final class GroupCommit<I, O> {
     // System.nanoTime() of the last group that started while none ran, or that ended
     private final AtomicLong lastProgress = new AtomicLong(System.nanoTime());
 
-    GroupCommit(int writers, int maxGroup, Function<List<I>, Mono<List<O>>> run) {
+    public GroupCommit(int writers, int maxGroup, Function<List<I>, Mono<List<O>>> run) {
         this.run = run;
         this.writers = writers;
         this.maxGroup = maxGroup;
     }
 
-    Mono<O> submit(I input) {
+    public Mono<O> submit(I input) {
         return submit(input, Long.MAX_VALUE);
     }
 
@@ -46,7 +46,7 @@ final class GroupCommit<I, O> {
      * Runs {@code input} in a group, unless it is still queued at {@code startByNanos} ({@link
      * System#nanoTime()}): then it completes empty without running.
      */
-    Mono<O> submit(I input, long startByNanos) {
+    public Mono<O> submit(I input, long startByNanos) {
         return Mono.create(sink -> {
             queue.add(new Pending<>(input, startByNanos, sink));
             drain();
@@ -54,7 +54,7 @@ final class GroupCommit<I, O> {
     }
 
     /** Whether a group has been in flight for {@code after} without any group ending. */
-    boolean stalled(Duration after) {
+    public boolean stalled(Duration after) {
         return (running.get() > 0 || !queue.isEmpty()) && System.nanoTime() - lastProgress.get() > after.toNanos();
     }
 

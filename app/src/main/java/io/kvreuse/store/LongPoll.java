@@ -1,8 +1,7 @@
-package io.kvreuse.lease;
+package io.kvreuse.store;
 
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.ProblemType;
-import io.kvreuse.store.PgNotifications;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,13 +33,13 @@ public class LongPoll {
     public static final Duration MAX_WAIT = Duration.ofSeconds(30);
 
     /** The longest a quiet key is trusted without looking: bounds a notification lost while the feed reconnects. */
-    static final Duration MAX_QUIET = Duration.ofSeconds(10);
+    public static final Duration MAX_QUIET = Duration.ofSeconds(10);
 
     /** What one look found and, when nothing, until when nothing comes due unnotified (null: unknown). */
     public record Look<T>(List<T> found, @Nullable Instant quietUntil) {
 
         /** A claim statement's rows as one look: what they all found, and the quiet time of the first. */
-        static <T> Look<T> of(List<Look<T>> rows) {
+        public static <T> Look<T> of(List<Look<T>> rows) {
             return new Look<>(rows.stream().flatMap(l -> l.found().stream()).toList(), rows.getFirst().quietUntil);
         }
 
@@ -48,7 +47,7 @@ public class LongPoll {
          * A claim statement's row that claimed nothing: unknown while {@code due} are due (but locked by
          * another poll), else {@code later} after the next one comes due, or never without a notification.
          */
-        static <T> Look<T> none(long due, @Nullable OffsetDateTime next, Duration later) {
+        public static <T> Look<T> none(long due, @Nullable OffsetDateTime next, Duration later) {
             return new Look<>(
                     List.of(),
                     due > 0

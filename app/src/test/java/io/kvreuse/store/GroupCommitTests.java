@@ -1,4 +1,4 @@
-package io.kvreuse.lease;
+package io.kvreuse.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
