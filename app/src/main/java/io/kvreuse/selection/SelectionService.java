@@ -175,6 +175,7 @@ class SelectionService {
         int local = Math.min(request.localPrefixBlocks(), chain.length);
         Duration deadline =
                 request.deadlineMs() == null ? properties.defaultDeadline() : Duration.ofMillis(request.deadlineMs());
+        long workNanos = properties.workNanos(deadline);
         SelectionExplainer why = request.explained() ? new SelectionExplainer() : null;
         DonorSelector.Decision decision = selector.select(
                 request.requestId(), request.targetIncarnationId(), chain, local, request.mmLineage(), why);
@@ -184,9 +185,9 @@ class SelectionService {
         } else if (System.nanoTime() < storeDownUntil.get() || proposals.stalled(properties.storeBackoff())) {
             answer = Mono.just(SelectionApi.Response.noHint(NoHintReason.STORE_UNAVAILABLE));
         } else {
-            answer = propose(decision.plan(), start + properties.workNanos(deadline));
+            answer = propose(decision.plan(), start + workNanos);
         }
-        long budgetNanos = properties.workNanos(deadline) - (System.nanoTime() - start);
+        long budgetNanos = workNanos - (System.nanoTime() - start);
         Mono<SelectionApi.Response> timed = answer.timeout(Duration.ofNanos(Math.max(budgetNanos, 1)), timers)
                 .onErrorResume(
                         TimeoutException.class, e -> Mono.just(SelectionApi.Response.noHint(NoHintReason.DEADLINE)))
