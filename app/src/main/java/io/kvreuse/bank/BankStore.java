@@ -6,6 +6,7 @@ import io.kvreuse.store.PgNotifications;
 import io.r2dbc.postgresql.codec.Json;
 import io.r2dbc.spi.Readable;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -243,16 +244,19 @@ class BankStore {
 
     /** The ops recorded for a bank after {@code afterSeq}, in order. */
     Flux<FeedEntry> feed(UUID bankId, long afterSeq) {
-        return db.sql("SELECT seq, ops, blocks FROM inventory_change WHERE bank_id = :id AND seq > :after ORDER BY seq")
+        // the binary column is read as base64 text: r2dbc reads a bytea as hex text and finds its digits
+        // with a regular expression, which took four times as long as decoding (45 KB a 1,024-block batch)
+        return db.sql("SELECT seq, ops, encode(blocks, 'base64') AS blocks FROM inventory_change"
+                        + " WHERE bank_id = :id AND seq > :after ORDER BY seq")
                 .bind("id", bankId)
                 .bind("after", afterSeq)
                 .map((row, meta) -> {
                     // a batch's STOREs and REMOVEs in binary (V91), or control ops and older rows in JSON
-                    byte[] blocks = row.get("blocks", byte[].class);
+                    String blocks = row.get("blocks", String.class);
                     return new FeedEntry(
                             row.get("seq", Long.class),
                             blocks != null
-                                    ? FeedBlocks.read(blocks)
+                                    ? FeedBlocks.read(Base64.getMimeDecoder().decode(blocks))
                                     : IndexOp.readAll(
                                             json, row.get("ops", Json.class).asArray()));
                 })

@@ -40,6 +40,9 @@ class InventoryBatchInOneCallIntegrationTests {
     @Autowired
     io.micrometer.core.instrument.MeterRegistry meters;
 
+    @Autowired
+    BankStore store;
+
     Fleet fleet;
     Engine decode;
 
@@ -117,6 +120,62 @@ class InventoryBatchInOneCallIntegrationTests {
         assertThat(lastEventId(bankId, 0)).isEqualTo(2L);
         assertThat(feedSeq(bankId)).isEqualTo(feedBefore + 1);
         assertThat(inOneCall()).isEqualTo(oneCall + 3);
+    }
+
+    /**
+     * Agreement in the call compares a rank's batch with the other ranks' rows of its hashes, and a
+     * block stored again at a new slot leaves its old one: both read every rank's row of a stored hash
+     * in one probe (V94).
+     */
+    @Test
+    void theCallAgreesAcrossRanksAndMovesABlockStoredAtANewSlot() {
+        String bankId = fleet.bank(decode, 2, 16);
+        long[] chain = Fleet.chain(4);
+        double oneCall = inOneCall();
+        long feedBefore = feedSeq(bankId);
+        fleet.post("/api/v1/banks/" + bankId + "/events", decode.token(), events(0, 1, stored(chain, 0)), 200);
+        assertThat(feedSeq(bankId))
+                .as("one rank alone agrees on nothing: no feed row")
+                .isEqualTo(feedBefore);
+        fleet.post("/api/v1/banks/" + bankId + "/events", decode.token(), events(1, 1, stored(chain, 0)), 200);
+        assertThat(inOneCall()).isEqualTo(oneCall + 2);
+        assertThat(storesAfter(bankId, feedBefore))
+                .as("the second rank's batch agrees with the first rank's rows")
+                .containsExactlyInAnyOrder(
+                        store(chain, 0, 0), store(chain, 1, 1), store(chain, 2, 2), store(chain, 3, 3));
+
+        Engine single = fleet.ready("DECODE", fleet.domain(1, "GPU_CUDA_IPC"), 1, Fleet.host());
+        String one = fleet.bank(single, 1, 16);
+        fleet.post("/api/v1/banks/" + one + "/events", single.token(), events(0, 1, stored(chain, 0)), 200);
+        long movedFrom = feedSeq(one);
+        fleet.post("/api/v1/banks/" + one + "/events", single.token(), events(0, 2, stored(chain, 8)), 200);
+        assertThat(inOneCall())
+                .as("both batches of the TP-1 bank took one call")
+                .isEqualTo(oneCall + 4);
+        assertThat(rows(one))
+                .as("each block once, at its new slot, none left at the old ones")
+                .isEqualTo(String.join(",", row(chain, 0, 8), row(chain, 1, 9), row(chain, 2, 10), row(chain, 3, 11)));
+        assertThat(storesAfter(one, movedFrom))
+                .containsExactlyInAnyOrder(
+                        store(chain, 0, 8), store(chain, 1, 9), store(chain, 2, 10), store(chain, 3, 11));
+    }
+
+    private static String row(long[] chain, int position, int slot) {
+        return "0/" + chain[position] + "/" + position + "/" + slot + "/0";
+    }
+
+    private static String store(long[] chain, int position, int slot) {
+        return Long.toUnsignedString(chain[position]) + "@" + position + "/" + slot;
+    }
+
+    /** The STOREs of the bank's feed rows after {@code seq}, as hash@position/slot, in order. */
+    private List<String> storesAfter(String bankId, long seq) {
+        return store.feed(UUID.fromString(bankId), seq)
+                .flatMapIterable(BankStore.FeedEntry::ops)
+                .filter(op -> op.op() == IndexOp.Kind.STORE)
+                .map(op -> Long.toUnsignedString(op.seqHash()) + "@" + op.position() + "/" + op.slot())
+                .collectList()
+                .block(Duration.ofSeconds(5));
     }
 
     private double inOneCall() {
