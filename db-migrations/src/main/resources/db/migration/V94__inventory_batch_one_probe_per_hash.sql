@@ -1,8 +1,8 @@
 -- A batch's stored hashes were looked up twice in the rank-and-hash key: once by the DELETE that
 -- removes this rank's copies of them stored at other slots (in the usual eviction batch it finds
 -- none: 1,024 futile index probes), once more for the other ranks' rows that agreement compares with.
--- Now one probe per stored hash reads every rank's row of it: this rank's are deleted by their row
--- address, the others' feed agreement; the removed hashes keep their own DELETE. Everything the
+-- Now one probe per stored or removed hash reads every rank's row of it: this rank's are deleted by
+-- their row address, the other ranks' rows of the stored hashes feed agreement. Everything the
 -- function decides and writes is as before.
 
 CREATE OR REPLACE FUNCTION kvreuse_ingest_batch(
@@ -71,30 +71,22 @@ BEGIN
     )
     SELECT coalesce(array_agg(d.seq_hash), '{}'), coalesce(array_agg(d.slot), '{}'), coalesce(array_agg(d.pin_count), '{}')
     INTO g_hashes, g_slots, g_pins FROM d;
-    -- one probe per stored hash, every rank's row of it (after the removals by slot: a block stored
-    -- again at its own slot is gone by now): this rank's leave by row address below, the other ranks'
-    -- are what agreement compares the batch with
+    -- one probe per hash the batch stores or removes, every rank's row of it (after the removals by
+    -- slot: a block stored again at its own slot is gone by now): this rank's rows leave by row
+    -- address below, the other ranks' rows of the stored hashes are what agreement compares with
     SELECT coalesce(array_agg(b.ctid) FILTER (WHERE b.rank = p_rank), '{}'),
-           coalesce(array_agg(b.seq_hash) FILTER (WHERE b.rank <> p_rank), '{}'),
-           coalesce(array_agg(b.parent_hash) FILTER (WHERE b.rank <> p_rank), '{}'),
-           coalesce(array_agg(b.position) FILTER (WHERE b.rank <> p_rank), '{}'),
-           coalesce(array_agg(b.slot) FILTER (WHERE b.rank <> p_rank), '{}'),
-           coalesce(array_agg(b.mm_lineage) FILTER (WHERE b.rank <> p_rank), '{}')
+           coalesce(array_agg(b.seq_hash) FILTER (WHERE b.rank <> p_rank AND h.stored), '{}'),
+           coalesce(array_agg(b.parent_hash) FILTER (WHERE b.rank <> p_rank AND h.stored), '{}'),
+           coalesce(array_agg(b.position) FILTER (WHERE b.rank <> p_rank AND h.stored), '{}'),
+           coalesce(array_agg(b.slot) FILTER (WHERE b.rank <> p_rank AND h.stored), '{}'),
+           coalesce(array_agg(b.mm_lineage) FILTER (WHERE b.rank <> p_rank AND h.stored), '{}')
     INTO own_rows, o_hashes, o_parents, o_positions, o_slots, o_lineages
-    FROM unnest(p_hashes) AS h(seq_hash) JOIN bank_block b ON b.bank_id = p_bank AND b.seq_hash = h.seq_hash;
+    FROM (SELECT s.seq_hash, TRUE AS stored FROM unnest(p_hashes) AS s(seq_hash)
+          UNION ALL SELECT r.seq_hash, FALSE FROM unnest(p_removed) AS r(seq_hash)) AS h
+    JOIN bank_block b ON b.bank_id = p_bank AND b.seq_hash = h.seq_hash;
     IF cardinality(own_rows) > 0 THEN
         WITH d AS (
             DELETE FROM bank_block b WHERE b.ctid = ANY(own_rows)
-            RETURNING b.seq_hash, b.slot, b.pin_count
-        )
-        SELECT g_hashes || coalesce(array_agg(d.seq_hash), '{}'), g_slots || coalesce(array_agg(d.slot), '{}'),
-               g_pins || coalesce(array_agg(d.pin_count), '{}')
-        INTO g_hashes, g_slots, g_pins FROM d;
-    END IF;
-    IF cardinality(p_removed) > 0 THEN
-        WITH d AS (
-            DELETE FROM bank_block b USING unnest(p_removed) AS h(seq_hash)
-            WHERE b.bank_id = p_bank AND b.seq_hash = h.seq_hash AND b.rank = p_rank
             RETURNING b.seq_hash, b.slot, b.pin_count
         )
         SELECT g_hashes || coalesce(array_agg(d.seq_hash), '{}'), g_slots || coalesce(array_agg(d.slot), '{}'),

@@ -21,8 +21,9 @@ import org.junit.jupiter.api.Test;
  * no-hint (STORE_UNAVAILABLE once the hang is noticed, DEADLINE before), half of them within the
  * 100 ms deadline as the router sees it and none later than 100 ms past it (a selection that waited
  * on the hang would take 10 s; the allowance is the router's own scheduling on a loaded 2-core
- * machine, where fresh-clone runs saw single answers at 121 and 135 ms at the hang's start), readiness answers within a second and says DOWN, a lease written after its
- * router's answer is withdrawn, and everything recovers once the database runs again.
+ * machine, where fresh-clone runs saw single answers at 121 and 135 ms at the hang's start),
+ * readiness answers within a second and says DOWN, a lease written after its router's answer is
+ * withdrawn, and everything recovers once the database runs again.
  */
 class StoreStallSystemTests {
 
