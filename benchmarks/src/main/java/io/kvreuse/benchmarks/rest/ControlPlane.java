@@ -86,17 +86,48 @@ final class ControlPlane implements AutoCloseable {
                 "control plane not ready in " + START_SECONDS + " s; see " + home.resolve("control-plane.log"));
     }
 
+    /**
+     * Stops the control plane and deletes its home (the embedded database is some 200 MB after an
+     * ingestion run); {@code -Dkvreuse.bench.keep=true} keeps it, with {@code control-plane.log}.
+     */
     @Override
     public void close() throws InterruptedException {
         process.destroy();
         if (!process.waitFor(60, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor();
         }
+        if (!Boolean.getBoolean("kvreuse.bench.keep")) {
+            deleteHome();
+        }
+    }
+
+    private void deleteHome() {
+        // the embedded PostgreSQL stops with the control plane; give its last files a moment
+        for (int attempt = 0; attempt < 10; attempt++) {
+            try (var paths = Files.walk(home)) {
+                paths.sorted(java.util.Comparator.reverseOrder())
+                        .forEach(p -> p.toFile().delete());
+            } catch (IOException | java.io.UncheckedIOException racing) {
+                // a file went away while walking: try again
+            }
+            if (!Files.exists(home)) {
+                return;
+            }
+            try {
+                Thread.sleep(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        System.err.println("could not delete " + home);
     }
 
     /**
-     * CPU time used so far, in seconds: [0] the control plane's JVM, [1] its embedded PostgreSQL
-     * (the postmaster on the home's data directory and its running backends and workers).
+     * CPU time used so far, in seconds: [0] the control plane's JVM, [1] its embedded PostgreSQL (the
+     * postmaster on the home's data directory, its running backends and workers, and the children it
+     * has already reaped: autovacuum workers come and go within a phase), [2] the JVM's JIT compiler
+     * threads (part of [0]: a server that is still compiling is not yet warm).
      */
     double[] cpuSeconds() {
         double jvm = cpu(process.toHandle());
@@ -105,15 +136,59 @@ final class ControlPlane implements AutoCloseable {
                 .filter(p ->
                         p.info().commandLine().map(c -> c.contains(dataDir)).orElse(false))
                 .filter(p -> p.info().command().map(c -> c.endsWith("postgres")).orElse(false))
-                .mapToDouble(p ->
-                        cpu(p) + p.descendants().mapToDouble(ControlPlane::cpu).sum())
+                .mapToDouble(p -> cpu(p)
+                        + reapedChildren(p.pid())
+                        + p.descendants().mapToDouble(ControlPlane::cpu).sum())
                 .sum();
-        return new double[] {jvm, db};
+        return new double[] {jvm, db, compilerThreads(process.pid())};
     }
 
     private static double cpu(ProcessHandle p) {
         return p.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
     }
+
+    /** Clock ticks of a Linux stat line's fields from {@code from} (1-based, after the command). */
+    private static long ticks(String stat, int... fields) {
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        long sum = 0;
+        for (int field : fields) {
+            sum += Long.parseLong(f[field - 3]);
+        }
+        return sum;
+    }
+
+    /** CPU of the children a process has waited for (cutime + cstime), in seconds; 0 off Linux. */
+    private static double reapedChildren(long pid) {
+        try {
+            return ticks(Files.readString(Path.of("/proc", Long.toString(pid), "stat")), 16, 17) / TICKS;
+        } catch (IOException | RuntimeException notLinux) {
+            return 0;
+        }
+    }
+
+    /** CPU of a JVM's C1 and C2 compiler threads, in seconds; 0 off Linux. */
+    private static double compilerThreads(long pid) {
+        Path tasks = Path.of("/proc", Long.toString(pid), "task");
+        try (var threads = Files.list(tasks)) {
+            return threads.mapToLong(t -> {
+                                try {
+                                    String stat = Files.readString(t.resolve("stat"));
+                                    return stat.contains("(C1 CompilerThre") || stat.contains("(C2 CompilerThre")
+                                            ? ticks(stat, 14, 15)
+                                            : 0;
+                                } catch (IOException | RuntimeException gone) {
+                                    return 0;
+                                }
+                            })
+                            .sum()
+                    / TICKS;
+        } catch (IOException | RuntimeException notLinux) {
+            return 0;
+        }
+    }
+
+    /** USER_HZ: 100 on every Linux this runs on. */
+    private static final double TICKS = 100.0;
 
     static Path tempHome() throws IOException {
         return Files.createTempDirectory("kvreuse-bench-");

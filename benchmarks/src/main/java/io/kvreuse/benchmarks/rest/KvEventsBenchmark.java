@@ -89,11 +89,9 @@ public final class KvEventsBenchmark {
                         200);
             }
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
-            try (KvEventBridge bridge = new KvEventBridge(
-                    new HttpInventoryFeed(URI.create(cp.baseUrl), agent, host),
-                    registry,
-                    Duration.ofMillis(500),
-                    Duration.ofMillis(50))) {
+            ProbeTimedFeed feed = new ProbeTimedFeed(new HttpInventoryFeed(URI.create(cp.baseUrl), agent, host));
+            try (KvEventBridge bridge =
+                    new KvEventBridge(feed, registry, Duration.ofMillis(500), Duration.ofMillis(50))) {
                 bridge.refresh();
                 bridge.start();
                 Thread.sleep(1000);
@@ -103,7 +101,7 @@ public final class KvEventsBenchmark {
                 if (phases.contains("lag")) {
                     for (int rate : lagRates) {
                         drain(registry);
-                        lag(http, fleet, streams, registry, rate, seconds);
+                        lag(http, fleet, streams, registry, feed, rate, seconds);
                     }
                 }
                 if (phases.contains("loss")) {
@@ -192,6 +190,7 @@ public final class KvEventsBenchmark {
             RestBenchmark.Fleet fleet,
             List<Stream> streams,
             SimpleMeterRegistry registry,
+            ProbeTimedFeed feed,
             int rate,
             int seconds)
             throws Exception {
@@ -215,6 +214,11 @@ public final class KvEventsBenchmark {
         double before = forwardedBlocks(registry);
         long started = System.nanoTime();
         List<Long> lags = new ArrayList<>();
+        List<Long> firstPostStarted = new ArrayList<>();
+        List<Long> bothPosted = new ArrayList<>();
+        List<Long> postedToVisible = new ArrayList<>();
+        List<Long> postTook = new ArrayList<>();
+        List<Long> secondPostStarted = new ArrayList<>();
         SplittableRandom random = new SplittableRandom(11);
         String target = fleet.targets.getFirst();
         Stream r0 = streams.get(0);
@@ -224,6 +228,7 @@ public final class KvEventsBenchmark {
         while (System.nanoTime() < end) {
             long[] chain = random.longs(PROBE_BLOCKS).toArray();
             int slot = (probe++ * PROBE_BLOCKS) % PROBE_SLOTS;
+            feed.expect(chain[0]);
             long t0 = System.nanoTime();
             r0.publishChain(chain, slot);
             r1.publishChain(chain, slot);
@@ -233,7 +238,19 @@ public final class KvEventsBenchmark {
                                 http.request("POST", "/api/v1/donor-selections", fleet.router, body))
                         .get();
                 if (answer.body().startsWith("{\"decision\":\"HINT\"")) {
-                    lags.add(System.nanoTime() - t0);
+                    long visible = System.nanoTime();
+                    lags.add(visible - t0);
+                    synchronized (feed) {
+                        if (feed.ended[0] != 0 && feed.ended[1] != 0) {
+                            long posted = Math.max(feed.ended[0], feed.ended[1]);
+                            firstPostStarted.add(Math.min(feed.started[0], feed.started[1]) - t0);
+                            bothPosted.add(posted - t0);
+                            postedToVisible.add(visible - posted);
+                            postTook.add(feed.ended[0] - feed.started[0]);
+                            postTook.add(feed.ended[1] - feed.started[1]);
+                            secondPostStarted.add(Math.max(feed.started[0], feed.started[1]) - t0);
+                        }
+                    }
                     break;
                 }
                 if (System.nanoTime() - t0 > Duration.ofSeconds(10).toNanos()) {
@@ -264,6 +281,29 @@ public final class KvEventsBenchmark {
                 lagMs(sorted[sorted.length / 2]),
                 lagMs(sorted[Math.min(sorted.length - 1, (int) Math.ceil(sorted.length * 0.99) - 1)]),
                 lagMs(sorted[sorted.length - 1]));
+        System.out.printf(
+                "lag, where it went (%d probes, p50 / p99): publish->first rank's post sent %s / %s; "
+                        + "second rank's post sent %s / %s; one post took %s / %s; "
+                        + "publish->both ranks' posts answered %s / %s; answered->visible %s / %s%n",
+                bothPosted.size(),
+                percentile(firstPostStarted, 0.5),
+                percentile(firstPostStarted, 0.99),
+                percentile(secondPostStarted, 0.5),
+                percentile(secondPostStarted, 0.99),
+                percentile(postTook, 0.5),
+                percentile(postTook, 0.99),
+                percentile(bothPosted, 0.5),
+                percentile(bothPosted, 0.99),
+                percentile(postedToVisible, 0.5),
+                percentile(postedToVisible, 0.99));
+    }
+
+    private static String percentile(List<Long> nanos, double q) {
+        if (nanos.isEmpty()) {
+            return "-";
+        }
+        long[] sorted = nanos.stream().mapToLong(Long::longValue).sorted().toArray();
+        return lagMs(sorted[Math.min(sorted.length - 1, Math.max(0, (int) Math.ceil(sorted.length * q) - 1))]);
     }
 
     /** A probe's lag, or that it never became visible. */
