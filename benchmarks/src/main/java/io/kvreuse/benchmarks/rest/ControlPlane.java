@@ -96,7 +96,9 @@ final class ControlPlane implements AutoCloseable {
         if (!process.waitFor(60, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor();
         }
-        if (!Boolean.getBoolean("kvreuse.bench.keep")) {
+        if (Boolean.getBoolean("kvreuse.bench.keep")) {
+            System.out.println("control plane home kept: " + home);
+        } else {
             deleteHome();
         }
     }
