@@ -9,7 +9,8 @@
 #    (Debian: postgresql-client);
 # 3. builds the prototype and times, per round, a batch of 1,024 and one of 64 new blocks on both
 #    ranks of one bank (each call its own transaction, synchronous_commit=on, one connection, warm:
-#    the first two calls of each measurement are left out), first as rows, then as pages.
+#    the first two calls of each measurement are left out): as rows, as pages, and as pages with a
+#    hash -> slot map kept as a row per block.
 # Prints the median wall time of a call per rank. See docs/ingestion-throughput.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -48,10 +49,10 @@ print(f"rank 0 {statistics.median(r0):6.2f} ms, rank 1 {statistics.median(r1):6.
 for round in $(seq 1 "$rounds"); do
   base=$(( (round % 7) * 1024 ))
   for n in 1024 64; do
-    for layout in rows pages; do
+    for layout in rows pages pages-hash-map; do
       script=$(mktemp)
       for _ in $(seq 1 "$calls"); do cat "benchmarks/bank-page/$layout.sql"; done > "$script"
-      printf '%-5s %4d blocks at slot %4d: ' "$layout" "$n" "$base"
+      printf '%-14s %4d blocks at slot %4d: ' "$layout" "$n" "$base"
       "${psql[@]}" -v bankno=7 -v n="$n" -v base="$base" -v P=256 -f "$script" 2>&1 \
           | grep -o 'Time: [0-9.]*' | awk '{print $2}' | median
       rm -f "$script"
