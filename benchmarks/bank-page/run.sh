@@ -21,9 +21,11 @@ psql_bin=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | ta
 [[ -x "$psql_bin" ]] || { echo "psql is needed (Debian: apt-get install postgresql-client)" >&2; exit 2; }
 ./mvnw -q -pl app,benchmarks -am package -DskipTests -Djacoco.skip=true
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(lscpu | sed -n 's/^Model name:[[:space:]]*//p'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-home=$("$JAVA_HOME/bin/java" -Xmx1g -Dkvreuse.bench.keep=true -cp benchmarks/target/benchmarks.jar \
-    io.kvreuse.benchmarks.rest.RestBenchmark app/target/kvreuse.jar 1000 30 ingest \
-    | tee /dev/stderr | sed -n 's/^control plane home kept: //p')
+ingest=$(mktemp)
+"$JAVA_HOME/bin/java" -Xmx1g -Dkvreuse.bench.keep=true -cp benchmarks/target/benchmarks.jar \
+    io.kvreuse.benchmarks.rest.RestBenchmark app/target/kvreuse.jar 1000 30 ingest | tee "$ingest"
+home=$(sed -n 's/^control plane home kept: //p' "$ingest")
+rm -f "$ingest"
 bin=$(ls -td /tmp/embedded-pg/*/bin | head -1)
 work=$(mktemp -d /tmp/kvreuse-bank-page-XXXXXX)
 cp -a "$home/pgdata" "$work/pgdata"
@@ -38,7 +40,7 @@ fi
 "${as[@]}" "$bin/pg_ctl" -D "$work/pgdata" -o "-p $port -c synchronous_commit=on" -l "$work/log" -w start >/dev/null
 trap '"${as[@]}" "$bin/pg_ctl" -D "$work/pgdata" -m fast stop >/dev/null; rm -rf "$work"' EXIT
 psql=("$psql_bin" -h 127.0.0.1 -p "$port" -U postgres -d postgres -q)
-"${psql[@]}" -v P=256 -f benchmarks/bank-page/layout.sql
+"${psql[@]}" -v P=256 -f benchmarks/bank-page/layout.sql 2>&1 | grep -v NOTICE || true
 median() {
   python3 -c '
 import sys, statistics
