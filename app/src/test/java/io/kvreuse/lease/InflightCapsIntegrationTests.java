@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvreuse.support.Fleet;
 import io.kvreuse.support.Fleet.Engine;
 import io.kvreuse.support.IntegrationTest;
+import io.kvreuse.support.MutableClock;
 import io.kvreuse.support.TestTokens;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,6 +23,9 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  */
 @IntegrationTest
 class InflightCapsIntegrationTests {
+
+    @Autowired
+    MutableClock clock;
 
     @Autowired
     WebTestClient http;
@@ -168,7 +172,10 @@ class InflightCapsIntegrationTests {
     }
 
     private LeaseProposals.Proposal proposal(Donor donor, Engine target) {
-        return TestProposals.proposal(domain, donor.engine().id(), donor.bankId(), target.id(), Instant.now());
+        // deadlines on the control plane's clock: the context's clock is shared with tests that move it
+        // ahead, and a proposal whose TTL has passed on that clock is expired by the next sweep,
+        // which would take it out of the counts this class checks
+        return TestProposals.proposal(domain, donor.engine().id(), donor.bankId(), target.id(), clock.instant());
     }
 
     private boolean[] propose(int donorCap, int targetCap, LeaseProposals.Proposal... group) {
