@@ -250,17 +250,36 @@ class BankStore {
                         + " WHERE bank_id = :id AND seq > :after ORDER BY seq")
                 .bind("id", bankId)
                 .bind("after", afterSeq)
-                .map((row, meta) -> {
-                    // a batch's STOREs and REMOVEs in binary (V91), or control ops and older rows in JSON
-                    String blocks = row.get("blocks", String.class);
-                    return new FeedEntry(
-                            row.get("seq", Long.class),
-                            blocks != null
-                                    ? FeedBlocks.read(Base64.getMimeDecoder().decode(blocks))
-                                    : IndexOp.readAll(
-                                            json, row.get("ops", Json.class).asArray()));
-                })
+                .map((row, meta) -> feedEntry(row))
                 .all();
+    }
+
+    /**
+     * The ops recorded for several banks, each after its own sequence and at most {@code perBank} of
+     * them, in one statement: ordered by bank and then by sequence.
+     */
+    Flux<Map.Entry<UUID, FeedEntry>> feeds(UUID[] bankIds, Long[] afterSeqs, int perBank) {
+        return db.sql("SELECT w.bank_id, c.seq, c.ops, c.blocks"
+                        + " FROM unnest(:ids, :afters) AS w(bank_id, after)"
+                        + " CROSS JOIN LATERAL (SELECT i.seq, i.ops, encode(i.blocks, 'base64') AS blocks"
+                        + "     FROM inventory_change i WHERE i.bank_id = w.bank_id AND i.seq > w.after"
+                        + "     ORDER BY i.seq LIMIT :per) AS c"
+                        + " ORDER BY w.bank_id, c.seq")
+                .bind("ids", bankIds)
+                .bind("afters", afterSeqs)
+                .bind("per", perBank)
+                .map((row, meta) -> Map.entry(row.get("bank_id", UUID.class), feedEntry(row)))
+                .all();
+    }
+
+    private FeedEntry feedEntry(Readable row) {
+        // a batch's STOREs and REMOVEs in binary (V91), or control ops and older rows in JSON
+        String blocks = row.get("blocks", String.class);
+        return new FeedEntry(
+                row.get("seq", Long.class),
+                blocks != null
+                        ? FeedBlocks.read(Base64.getMimeDecoder().decode(blocks))
+                        : IndexOp.readAll(json, row.get("ops", Json.class).asArray()));
     }
 
     /** One committed change of a bank's index entry. */

@@ -8,6 +8,9 @@ import io.kvreuse.index.StoredBlock;
 import io.kvreuse.store.PgNotifications;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -44,6 +47,9 @@ public class InventoryFeed {
     private final Map<UUID, Tracked> banks = new ConcurrentHashMap<>();
     private final Set<UUID> pending = ConcurrentHashMap.newKeySet();
     private final Sinks.Many<UUID> wakeups = Sinks.many().unicast().onBackpressureBuffer();
+    /** Feed rows read per bank and pass: a replica far behind catches up in bounded reads, fairly. */
+    static final int ROWS_PER_BANK = 64;
+
     private @Nullable Disposable worker;
     private @Nullable Disposable feed;
 
@@ -85,10 +91,12 @@ public class InventoryFeed {
         Long count = bankRows(null).concatMap(this::load).count().block(Duration.ofMinutes(5));
         log.info("prefix index rebuilt from PostgreSQL: " + count + " banks, "
                 + index.stats().entries() + " entries in " + (System.nanoTime() - start) / 1_000_000 + " ms");
+        // one worker applies every bank's feed, so a bank's changes apply in order; each wakeup takes
+        // every bank woken so far and reads their new feed rows in one statement (a replica whose
+        // commits and NOTIFYs come faster than one read per bank batches them instead of queueing)
         worker = wakeups.asFlux()
-                .concatMap(bankId -> catchUp(bankId).onErrorResume(e -> {
-                    log.warn("inventory feed of bank " + bankId + " failed, retrying on the next check: "
-                            + e.getMessage());
+                .concatMap(bankId -> Mono.defer(this::catchUpPending).onErrorResume(e -> {
+                    log.warn("inventory feed catch-up failed, retrying on the next check: " + e.getMessage());
                     return Mono.empty();
                 }))
                 .subscribe();
@@ -194,24 +202,103 @@ public class InventoryFeed {
                 .then();
     }
 
-    private Mono<Void> catchUp(UUID bankId) {
-        pending.remove(bankId);
-        Tracked tracked = banks.get(bankId);
-        if (tracked == null) {
-            return bankRows(bankId).next().flatMap(this::load);
-        }
-        return store.feed(bankId, tracked.appliedSeq()).collectList().flatMap(entries -> {
-            if (!entries.isEmpty() && entries.getFirst().seq() != tracked.appliedSeq() + 1) {
-                // pruned past what this replica applied: start over from the stored state
-                return bankRows(bankId).next().flatMap(this::load);
+    /**
+     * Brings every bank woken so far up to date: the tracked ones from one read of their new feed rows,
+     * the others (and any whose feed no longer continues what this replica applied) by a reload.
+     */
+    private Mono<Void> catchUpPending() {
+        List<UUID> woken = new ArrayList<>();
+        for (UUID bankId : pending) {
+            if (pending.remove(bankId)) {
+                woken.add(bankId);
             }
+        }
+        List<UUID> tracked = new ArrayList<>();
+        List<Long> after = new ArrayList<>();
+        List<UUID> reload = new ArrayList<>();
+        for (UUID bankId : woken) {
+            Tracked t = banks.get(bankId);
+            if (t == null) {
+                reload.add(bankId);
+            } else {
+                tracked.add(bankId);
+                after.add(t.appliedSeq());
+            }
+        }
+        Mono<List<UUID>> applied = tracked.isEmpty()
+                ? Mono.just(List.of())
+                : store.feeds(tracked.toArray(UUID[]::new), after.toArray(Long[]::new), ROWS_PER_BANK)
+                        .collectList()
+                        .map(rows -> applyAll(tracked, after, rows));
+        return applied.flatMap(stale -> Flux.fromIterable(reload)
+                .concatWith(Flux.fromIterable(stale))
+                .concatMap(bankId -> bankRows(bankId).next().flatMap(this::load).onErrorResume(e -> {
+                    log.warn("inventory reload of bank " + bankId + " failed, retrying on the next check: "
+                            + e.getMessage());
+                    return Mono.empty();
+                }))
+                .then());
+    }
+
+    /** Applies each bank's rows in order; answers the banks that need a wholesale reload instead. */
+    private List<UUID> applyAll(List<UUID> bankIds, List<Long> after, List<Map.Entry<UUID, BankStore.FeedEntry>> rows) {
+        Map<UUID, Long> appliedBefore = new HashMap<>();
+        for (int i = 0; i < bankIds.size(); i++) {
+            appliedBefore.put(bankIds.get(i), after.get(i));
+        }
+        CatchUp plan = CatchUp.of(appliedBefore, rows, ROWS_PER_BANK);
+        List<UUID> stale = new ArrayList<>(plan.reload());
+        plan.entries().forEach((bankId, entries) -> {
             for (BankStore.FeedEntry entry : entries) {
+                if (!banks.containsKey(bankId)) {
+                    return; // dropped by an earlier entry
+                }
                 if (!apply(bankId, entry)) {
-                    return bankRows(bankId).next().flatMap(this::load);
+                    stale.add(bankId);
+                    return;
                 }
             }
-            return Mono.empty();
+            if (plan.more().contains(bankId)) {
+                wake(bankId); // it had more rows than one read takes: read on after this pass
+            }
         });
+        return stale;
+    }
+
+    /**
+     * What one read of several banks' feed rows (ordered by bank, then sequence) means: the rows each
+     * bank applies in order, the banks whose rows do not continue what this replica applied (the feed
+     * was pruned past it: a reload), and the banks that returned a full read and may have more.
+     */
+    record CatchUp(Map<UUID, List<BankStore.FeedEntry>> entries, Set<UUID> reload, Set<UUID> more) {
+
+        static CatchUp of(Map<UUID, Long> appliedBefore, List<Map.Entry<UUID, BankStore.FeedEntry>> rows, int perBank) {
+            Map<UUID, List<BankStore.FeedEntry>> entries = new LinkedHashMap<>();
+            Set<UUID> reload = new LinkedHashSet<>();
+            for (Map.Entry<UUID, BankStore.FeedEntry> row : rows) {
+                UUID bankId = row.getKey();
+                if (reload.contains(bankId)) {
+                    continue;
+                }
+                List<BankStore.FeedEntry> bank = entries.computeIfAbsent(bankId, b -> new ArrayList<>());
+                long expected = bank.isEmpty()
+                        ? appliedBefore.get(bankId) + 1
+                        : bank.getLast().seq() + 1;
+                if (row.getValue().seq() != expected) {
+                    entries.remove(bankId);
+                    reload.add(bankId);
+                } else {
+                    bank.add(row.getValue());
+                }
+            }
+            Set<UUID> more = new LinkedHashSet<>();
+            entries.forEach((bankId, bank) -> {
+                if (bank.size() >= perBank) {
+                    more.add(bankId);
+                }
+            });
+            return new CatchUp(entries, reload, more);
+        }
     }
 
     /** Applies one committed change; false when only a wholesale reload can bring the bank up to date. */
