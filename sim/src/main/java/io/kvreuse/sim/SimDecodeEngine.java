@@ -123,17 +123,49 @@ public final class SimDecodeEngine extends SimEngine {
                 blocks.add(block);
                 slotOf.put(chain[i], slot);
             }
-            http.post(
-                            "/api/v1/banks/" + bankId + "/events",
-                            Map.of(
-                                    "rank",
-                                    r,
-                                    "firstEventId",
-                                    nextEventId[r]++,
-                                    "events",
-                                    List.of(Map.of("type", "STORED", "blocks", blocks))))
-                    .expect(200, "inventory events");
+            postEvents(Map.of(
+                    "rank",
+                    r,
+                    "firstEventId",
+                    nextEventId[r],
+                    "events",
+                    List.of(Map.of("type", "STORED", "blocks", blocks))));
+            nextEventId[r]++;
         }
+    }
+
+    /**
+     * Posts one inventory batch, again with the same event ids when no answer came back (the
+     * control plane's connection was cut, e.g. a replica died under it): as an engine would, since a
+     * batch applied before the answer was lost comes back as a duplicate, not twice. Only then does
+     * the next batch take the next ids; a batch given up on leaves them unused, not skipped.
+     */
+    private void postEvents(Map<String, Object> batch) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                http.post("/api/v1/banks/" + bankId + "/events", batch).expect(200, "inventory events");
+                return;
+            } catch (SimEngineException e) {
+                if (attempt == 3 || !noAnswer(e)) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(100L * attempt);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static boolean noAnswer(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.io.IOException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Writes the blocks, publishes them on every rank's stream and waits until the bank applied them. */
