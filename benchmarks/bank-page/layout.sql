@@ -28,82 +28,19 @@ LEFT JOIN bank_block k ON k.bank_id = b.bank_id AND k.rank = r.rank AND k.slot =
 GROUP BY b.bank_id, r.rank, pg.page;
 VACUUM ANALYZE proto_page;
 
--- one rank's batch (slots ascending): overwrite its pages, then compare with the other ranks' pages;
--- the feed row is built by the product's kvreuse_feed_blocks, as kvreuse_ingest_batch builds it
-CREATE OR REPLACE FUNCTION proto_ingest(p_bank UUID, p_rank INT, p_tp INT, p_hashes BIGINT[], p_parents BIGINT[],
-                                        p_positions INT[], p_slots INT[], p_per INT)
-RETURNS INTEGER LANGUAGE plpgsql AS $$
-DECLARE
-    n INT := cardinality(p_hashes);
-    pg INT; lo INT; hi INT; k INT; j INT;
-    hs BIGINT[]; ps BIGINT[]; pos INT[]; pins INT[];
-    o RECORD;
-    removed BIGINT[] := '{}';
-    agreed BOOLEAN[];
-    s_h BIGINT[] := '{}'; s_p BIGINT[] := '{}'; s_pos INT[] := '{}'; s_slot INT[] := '{}';
-    v_blocks BYTEA;
-BEGIN
-    PERFORM 1 FROM retained_bank WHERE bank_id = p_bank FOR NO KEY UPDATE;
-    agreed := array_fill(TRUE, ARRAY[n]);
-    lo := 1;
-    WHILE lo <= n LOOP
-        pg := p_slots[lo] / p_per;
-        hi := lo;
-        WHILE hi < n AND p_slots[hi + 1] / p_per = pg LOOP hi := hi + 1; END LOOP;
-        SELECT g.hashes, g.parents, g.positions, g.pins INTO hs, ps, pos, pins
-        FROM proto_page g WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = pg FOR UPDATE;
-        FOR k IN lo .. hi LOOP
-            j := p_slots[k] - pg * p_per + 1;
-            IF hs[j] <> 0 AND hs[j] <> p_hashes[k] THEN
-                IF pins[j] > 0 THEN
-                    RAISE EXCEPTION 'pinned block' USING ERRCODE = 'KVR01';
-                END IF;
-                removed := removed || hs[j];
-            END IF;
-            hs[j] := p_hashes[k]; ps[j] := coalesce(p_parents[k], 0); pos[j] := p_positions[k];
-        END LOOP;
-        UPDATE proto_page g SET hashes = hs, parents = ps, positions = pos
-        WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = pg;
-        FOR o IN SELECT g.hashes, g.parents, g.positions FROM proto_page g
-                 WHERE g.bank_id = p_bank AND g.rank <> p_rank AND g.page = pg LOOP
-            FOR k IN lo .. hi LOOP
-                j := p_slots[k] - pg * p_per + 1;
-                IF o.hashes[j] <> p_hashes[k] OR o.parents[j] <> coalesce(p_parents[k], 0)
-                   OR o.positions[j] <> p_positions[k] THEN
-                    agreed[k] := FALSE;
-                END IF;
-            END LOOP;
-        END LOOP;
-        lo := hi + 1;
-    END LOOP;
-    IF p_tp > 1 THEN
-        FOR k IN 1 .. n LOOP
-            IF agreed[k] THEN
-                s_h := s_h || p_hashes[k]; s_p := s_p || p_parents[k];
-                s_pos := s_pos || p_positions[k]; s_slot := s_slot || p_slots[k];
-            END IF;
-        END LOOP;
-    END IF;
-    v_blocks := kvreuse_feed_blocks(cardinality(s_h) + cardinality(removed), s_h, s_p, s_pos, s_slot, NULL::TEXT[], removed);
-    IF v_blocks IS NOT NULL THEN
-        UPDATE retained_bank SET feed_seq = feed_seq + 1 WHERE bank_id = p_bank;
-        INSERT INTO inventory_change (bank_id, seq, blocks)
-        SELECT p_bank, feed_seq, v_blocks FROM retained_bank WHERE bank_id = p_bank;
-    END IF;
-    RETURN cardinality(s_h);
-END $$;
-
--- The same with a hash -> slot map kept beside the pages as a row per block (what pins by hash, a
--- hash stored again at a new slot and parents without positions would look up): how much of the
--- row layout's cost that one index brings back.
+-- For the variant with a hash -> slot map kept beside the pages as a row per block (what pins by
+-- hash, a hash stored again at a new slot and parents without positions would look up): how much of
+-- the row layout's cost that one index brings back (proto_ingest(..., p_hash_map => TRUE)).
 CREATE TABLE proto_hash (
     bank_id UUID NOT NULL, rank INTEGER NOT NULL, seq_hash BIGINT NOT NULL, slot INTEGER NOT NULL,
     PRIMARY KEY (bank_id, rank, seq_hash));
 INSERT INTO proto_hash SELECT bank_id, rank, seq_hash, min(slot) FROM bank_block GROUP BY bank_id, rank, seq_hash;
 VACUUM ANALYZE proto_hash;
 
-CREATE OR REPLACE FUNCTION proto_ingest_hash_map(p_bank UUID, p_rank INT, p_tp INT, p_hashes BIGINT[], p_parents BIGINT[],
-                                        p_positions INT[], p_slots INT[], p_per INT)
+-- one rank's batch (slots ascending): overwrite its pages, then compare with the other ranks' pages;
+-- the feed row is built by the product's kvreuse_feed_blocks, as kvreuse_ingest_batch builds it
+CREATE OR REPLACE FUNCTION proto_ingest(p_bank UUID, p_rank INT, p_tp INT, p_hashes BIGINT[], p_parents BIGINT[],
+                                        p_positions INT[], p_slots INT[], p_per INT, p_hash_map BOOLEAN DEFAULT FALSE)
 RETURNS INTEGER LANGUAGE plpgsql AS $$
 DECLARE
     n INT := cardinality(p_hashes);
@@ -148,11 +85,13 @@ BEGIN
         END LOOP;
         lo := hi + 1;
     END LOOP;
-    -- the rank's hash -> slot map kept as a row per block: its old hashes out, the new ones in
-    DELETE FROM proto_hash h USING unnest(removed) AS r(seq_hash)
-    WHERE h.bank_id = p_bank AND h.rank = p_rank AND h.seq_hash = r.seq_hash;
-    INSERT INTO proto_hash (bank_id, rank, seq_hash, slot)
-    SELECT p_bank, p_rank, t.h, t.slot FROM unnest(p_hashes, p_slots) AS t(h, slot);
+    IF p_hash_map THEN
+        -- the rank's hash -> slot map kept as a row per block: its old hashes out, the new ones in
+        DELETE FROM proto_hash h USING unnest(removed) AS r(seq_hash)
+        WHERE h.bank_id = p_bank AND h.rank = p_rank AND h.seq_hash = r.seq_hash;
+        INSERT INTO proto_hash (bank_id, rank, seq_hash, slot)
+        SELECT p_bank, p_rank, t.h, t.slot FROM unnest(p_hashes, p_slots) AS t(h, slot);
+    END IF;
     IF p_tp > 1 THEN
         FOR k IN 1 .. n LOOP
             IF agreed[k] THEN
