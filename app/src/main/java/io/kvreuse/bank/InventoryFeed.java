@@ -8,7 +8,6 @@ import io.kvreuse.index.StoredBlock;
 import io.kvreuse.store.PgNotifications;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -213,23 +212,24 @@ public class InventoryFeed {
                 woken.add(bankId);
             }
         }
-        List<UUID> tracked = new ArrayList<>();
-        List<Long> after = new ArrayList<>();
+        Map<UUID, Long> appliedBefore = new LinkedHashMap<>();
         List<UUID> reload = new ArrayList<>();
         for (UUID bankId : woken) {
             Tracked t = banks.get(bankId);
             if (t == null) {
                 reload.add(bankId);
             } else {
-                tracked.add(bankId);
-                after.add(t.appliedSeq());
+                appliedBefore.put(bankId, t.appliedSeq());
             }
         }
-        Mono<List<UUID>> applied = tracked.isEmpty()
+        Mono<List<UUID>> applied = appliedBefore.isEmpty()
                 ? Mono.just(List.of())
-                : store.feeds(tracked.toArray(UUID[]::new), after.toArray(Long[]::new), ROWS_PER_BANK)
+                : store.feeds(
+                                appliedBefore.keySet().toArray(UUID[]::new),
+                                appliedBefore.values().toArray(Long[]::new),
+                                ROWS_PER_BANK)
                         .collectList()
-                        .map(rows -> applyAll(tracked, after, rows));
+                        .map(rows -> applyAll(appliedBefore, rows));
         return applied.flatMap(stale -> Flux.fromIterable(reload)
                 .concatWith(Flux.fromIterable(stale))
                 .concatMap(bankId -> bankRows(bankId).next().flatMap(this::load).onErrorResume(e -> {
@@ -241,11 +241,7 @@ public class InventoryFeed {
     }
 
     /** Applies each bank's rows in order; answers the banks that need a wholesale reload instead. */
-    private List<UUID> applyAll(List<UUID> bankIds, List<Long> after, List<Map.Entry<UUID, BankStore.FeedEntry>> rows) {
-        Map<UUID, Long> appliedBefore = new HashMap<>();
-        for (int i = 0; i < bankIds.size(); i++) {
-            appliedBefore.put(bankIds.get(i), after.get(i));
-        }
+    private List<UUID> applyAll(Map<UUID, Long> appliedBefore, List<Map.Entry<UUID, BankStore.FeedEntry>> rows) {
         CatchUp plan = CatchUp.of(appliedBefore, rows, ROWS_PER_BANK);
         List<UUID> stale = new ArrayList<>(plan.reload());
         plan.entries().forEach((bankId, entries) -> {

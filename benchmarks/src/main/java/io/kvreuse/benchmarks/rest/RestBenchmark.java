@@ -96,26 +96,14 @@ public final class RestBenchmark {
     private static void ingest(KvReuseClient http, Fleet fleet, ControlPlane cp) throws Exception {
         Map<String, long[]> next = new HashMap<>();
         SplittableRandom throwaway = new SplittableRandom(11);
-        Map<String, List<long[]>> warmUp = new HashMap<>();
         for (Fleet.Donor d : fleet.donors) {
             next.put(d.bankId(), new long[TP]);
-            List<long[]> chains = new ArrayList<>();
-            for (int c = 0; c < CONVERSATIONS_PER_DONOR; c++) {
-                chains.add(throwaway.longs(CHAIN).toArray());
-            }
-            warmUp.put(d.bankId(), chains);
         }
+        Map<String, List<long[]>> warmUp = conversations(fleet, throwaway);
         ingestPass("warm-up pass (cold server, empty banks)", http, fleet, cp, next, d -> warmUp.get(d.bankId()));
         int evictions = Integer.getInteger("kvreuse.bench.ingest.warmups", 3);
         for (int w = 1; w <= evictions; w++) {
-            Map<String, List<long[]>> again = new HashMap<>();
-            for (Fleet.Donor d : fleet.donors) {
-                List<long[]> chains = new ArrayList<>();
-                for (int c = 0; c < CONVERSATIONS_PER_DONOR; c++) {
-                    chains.add(throwaway.longs(CHAIN).toArray());
-                }
-                again.put(d.bankId(), chains);
-            }
+            Map<String, List<long[]>> again = conversations(fleet, throwaway);
             ingestPass(
                     "eviction warm-up " + w + " (every slot reused)",
                     http,
@@ -125,6 +113,19 @@ public final class RestBenchmark {
                     d -> again.get(d.bankId()));
         }
         ingestPass("measured pass (warm server, every slot reused)", http, fleet, cp, next, Fleet.Donor::chains);
+    }
+
+    /** New conversations for every donor's bank, drawn from {@code random}: one pass's worth. */
+    private static Map<String, List<long[]>> conversations(Fleet fleet, SplittableRandom random) {
+        Map<String, List<long[]>> byBank = new HashMap<>();
+        for (Fleet.Donor d : fleet.donors) {
+            List<long[]> chains = new ArrayList<>();
+            for (int c = 0; c < CONVERSATIONS_PER_DONOR; c++) {
+                chains.add(random.longs(CHAIN).toArray());
+            }
+            byBank.put(d.bankId(), chains);
+        }
+        return byBank;
     }
 
     private static void ingestPass(
