@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# What durable ingestion would reach if bank_block cost PostgreSQL nothing: the REST ingestion
+# benchmark (benchmarks/rest.sh's ingestion phase) on the product's jar and on a scratch build whose
+# last migration replaces kvreuse_ingest_batch with no-bank-block.sql (no bank_block work at all),
+# alternated in pairs. The gap between the two is what any new bank layout can win at most; the
+# second jar's figure is the ceiling the rest of the path (HTTP, the control plane, the bank lock,
+# the feed row, NOTIFY, commit, index apply) sets.
+#   benchmarks/bank-page/ceiling.sh [pairs, default 2]
+# Builds offline from the local Maven repository (run ./mvnw package once before).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+pairs="${1:-2}"
+./mvnw -q -pl app,benchmarks -am package -DskipTests -Djacoco.skip=true
+work=$(mktemp -d /tmp/kvreuse-ceiling-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cp app/target/kvreuse.jar "$work/product.jar"
+# the scratch build: this checkout's committed tree plus the experiment as the last migration
+mkdir "$work/src"
+git archive HEAD | tar -x -C "$work/src"
+last=$(ls db-migrations/src/main/resources/db/migration | sed -n 's/^V\([0-9]*\)__.*/\1/p' | sort -n | tail -1)
+cp benchmarks/bank-page/no-bank-block.sql \
+    "$work/src/db-migrations/src/main/resources/db/migration/V$((last + 1))__experiment_no_bank_block.sql"
+(cd "$work/src" && ./mvnw -q -o -pl app -am package -DskipTests -Djacoco.skip=true)
+cp "$work/src/app/target/kvreuse.jar" "$work/no-bank-block.jar"
+echo "== $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(lscpu | sed -n 's/^Model name:[[:space:]]*//p'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+for i in $(seq 1 "$pairs"); do
+  for jar in product no-bank-block; do
+    echo "== $jar, pair $i, load $(cut -d' ' -f1 /proc/loadavg)"
+    "$JAVA_HOME/bin/java" -Xmx1g -cp benchmarks/target/benchmarks.jar io.kvreuse.benchmarks.rest.RestBenchmark \
+        "$work/$jar.jar" 1000 30 ingest | grep -A1 '^ingestion, measured pass'
+  done
+done
