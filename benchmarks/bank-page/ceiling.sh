@@ -11,13 +11,16 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 pairs="${1:-2}"
-./mvnw -q -pl app,benchmarks -am package -DskipTests -Djacoco.skip=true
+./mvnw -q -pl benchmarks -am package -DskipTests -Djacoco.skip=true
 work=$(mktemp -d /tmp/kvreuse-ceiling-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-cp app/target/kvreuse.jar "$work/product.jar"
-# the scratch build: this checkout's committed tree plus the experiment as the last migration
+# both jars from this checkout's committed tree, built in a scratch copy (a stale migration left in a
+# target folder would otherwise ride along): the product as it is, then with the experiment added
+# as its last migration
 mkdir "$work/src"
 git archive HEAD | tar -x -C "$work/src"
+(cd "$work/src" && ./mvnw -q -o -pl app -am package -DskipTests -Djacoco.skip=true)
+cp "$work/src/app/target/kvreuse.jar" "$work/product.jar"
 last=$(ls db-migrations/src/main/resources/db/migration | sed -n 's/^V\([0-9]*\)__.*/\1/p' | sort -n | tail -1)
 cp benchmarks/bank-page/no-bank-block.sql \
     "$work/src/db-migrations/src/main/resources/db/migration/V$((last + 1))__experiment_no_bank_block.sql"
