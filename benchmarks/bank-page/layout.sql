@@ -108,3 +108,76 @@ BEGIN
     END IF;
     RETURN cardinality(s_h);
 END $$;
+
+-- The third variant: a row per (bank, rank, slot) that stays, every slot of a bank present from the
+-- start (an empty slot holds hash 0), keyed by the slot alone. A batch updates its slots' rows in
+-- place: no key column changes and the table leaves half of each heap page free, so an update is a
+-- heap-only tuple (HOT) with no index entry written. Like the pages, it keeps no hash -> slot lookup
+-- in PostgreSQL; with p_dup_scan it finds a hash the rank already holds at another slot by reading
+-- the rank's every slot row.
+DROP TABLE IF EXISTS proto_slot;
+CREATE TABLE proto_slot (
+    bank_id UUID NOT NULL, rank INTEGER NOT NULL, slot INTEGER NOT NULL,
+    seq_hash BIGINT NOT NULL, parent_hash BIGINT NOT NULL, position INTEGER NOT NULL, pin_count INTEGER NOT NULL,
+    PRIMARY KEY (bank_id, rank, slot)) WITH (fillfactor = 50);
+INSERT INTO proto_slot
+SELECT b.bank_id, r.rank, s.slot, coalesce(k.seq_hash, 0), coalesce(k.parent_hash, 0), coalesce(k.position, -1), 0
+FROM retained_bank b
+CROSS JOIN generate_series(0, 1) r(rank)
+CROSS JOIN LATERAL generate_series(0, b.capacity_blocks - 1) s(slot)
+LEFT JOIN bank_block k ON k.bank_id = b.bank_id AND k.rank = r.rank AND k.slot = s.slot
+ORDER BY 1, 2, 3;
+VACUUM ANALYZE proto_slot;
+
+CREATE OR REPLACE FUNCTION proto_ingest_slots(p_bank UUID, p_rank INT, p_tp INT, p_hashes BIGINT[], p_parents BIGINT[],
+                                              p_positions INT[], p_slots INT[], p_dup_scan BOOLEAN DEFAULT FALSE)
+RETURNS INTEGER LANGUAGE plpgsql AS $$
+DECLARE
+    removed BIGINT[];
+    dups INT[];
+    pinned BOOLEAN;
+    s_h BIGINT[]; s_p BIGINT[]; s_pos INT[]; s_slot INT[];
+    v_blocks BYTEA;
+BEGIN
+    PERFORM 1 FROM retained_bank WHERE bank_id = p_bank FOR NO KEY UPDATE;
+    IF p_dup_scan THEN
+        SELECT coalesce(array_agg(o.slot), '{}') INTO dups
+        FROM proto_slot o JOIN unnest(p_hashes, p_slots) AS t(h, slot) ON o.seq_hash = t.h AND o.slot <> t.slot
+        WHERE o.bank_id = p_bank AND o.rank = p_rank;
+    END IF;
+    -- each slot's row found by its key: a LATERAL probe per slot, a plan the generic plan keeps
+    WITH old AS (
+        SELECT o.row, o.old_hash, o.pin_count, t.*
+        FROM unnest(p_hashes, p_parents, p_positions, p_slots) AS t(h, p, pos, slot)
+        CROSS JOIN LATERAL (SELECT x.ctid AS row, x.seq_hash AS old_hash, x.pin_count FROM proto_slot x
+                            WHERE x.bank_id = p_bank AND x.rank = p_rank AND x.slot = t.slot FOR UPDATE) AS o
+    ), upd AS (
+        UPDATE proto_slot s SET seq_hash = old.h, parent_hash = coalesce(old.p, 0), position = old.pos
+        FROM old WHERE s.ctid = old.row
+        RETURNING old.old_hash, old.h, old.pin_count
+    )
+    SELECT coalesce(array_agg(u.old_hash) FILTER (WHERE u.old_hash <> 0 AND u.old_hash <> u.h), '{}'),
+           coalesce(bool_or(u.pin_count > 0 AND u.old_hash <> u.h), FALSE)
+    INTO removed, pinned FROM upd u;
+    IF pinned THEN
+        RAISE EXCEPTION 'pinned block' USING ERRCODE = 'KVR01';
+    END IF;
+    -- agreement: the other rank of a TP-2 bank (all the prototype handles) holds the same block at
+    -- the same slot, found by its key
+    WITH agreed AS (
+        SELECT t.* FROM unnest(p_hashes, p_parents, p_positions, p_slots) AS t(h, p, pos, slot)
+        WHERE p_tp = 2 AND EXISTS (SELECT 1 FROM proto_slot o
+                                   WHERE o.bank_id = p_bank AND o.rank = 1 - p_rank AND o.slot = t.slot
+                                     AND o.seq_hash = t.h AND o.parent_hash = coalesce(t.p, 0) AND o.position = t.pos)
+    )
+    SELECT coalesce(array_agg(a.h), '{}'), coalesce(array_agg(a.p), '{}'), coalesce(array_agg(a.pos), '{}'),
+           coalesce(array_agg(a.slot), '{}')
+    INTO s_h, s_p, s_pos, s_slot FROM agreed a;
+    v_blocks := kvreuse_feed_blocks(cardinality(s_h) + cardinality(removed), s_h, s_p, s_pos, s_slot, NULL::TEXT[], removed);
+    IF v_blocks IS NOT NULL THEN
+        UPDATE retained_bank SET feed_seq = feed_seq + 1 WHERE bank_id = p_bank;
+        INSERT INTO inventory_change (bank_id, seq, blocks)
+        SELECT p_bank, feed_seq, v_blocks FROM retained_bank WHERE bank_id = p_bank;
+    END IF;
+    RETURN cardinality(s_h);
+END $$;

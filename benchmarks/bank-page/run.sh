@@ -9,8 +9,8 @@
 #    (Debian: postgresql-client);
 # 3. builds the prototype and times, per round, a batch of 1,024 and one of 64 new blocks on both
 #    ranks of one bank (each call its own transaction, synchronous_commit=on, one connection, warm:
-#    the first two calls of each measurement are left out): as rows, as pages, and as pages with a
-#    hash -> slot map kept as a row per block.
+#    the first two calls of each measurement are left out): as rows, as pages, as pages with a
+#    hash -> slot map kept as a row per block, and as slot rows updated in place (slot-rows.sql).
 # Prints the median wall time of a call per rank. See docs/ingestion-throughput.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -51,7 +51,7 @@ print(f"rank 0 {statistics.median(r0):6.2f} ms, rank 1 {statistics.median(r1):6.
 for round in $(seq 1 "$rounds"); do
   base=$(( (round % 7) * 1024 ))
   for n in 1024 64; do
-    for layout in rows pages pages-hash-map; do
+    for layout in rows pages pages-hash-map slot-rows slot-rows-scan; do
       script=$(mktemp)
       for _ in $(seq 1 "$calls"); do cat "benchmarks/bank-page/$layout.sql"; done > "$script"
       printf '%-14s %4d blocks at slot %4d: ' "$layout" "$n" "$base"
