@@ -29,7 +29,8 @@ out=$(mktemp)
 {
   echo "== $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(lscpu | sed -n 's/^Model name:[[:space:]]*//p'), $(free -g | awk '/Mem:/ {print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg); phases $phases"
   "$JAVA_HOME/bin/java" -version 2>&1 | head -1
-  "$JAVA_HOME/bin/java" -Xmx1g -Dkvreuse.bench.phases="$phases" -cp benchmarks/target/benchmarks.jar \
+  # shellcheck disable=SC2086 # KVREUSE_BENCH_JAVA_OPTS: extra -D settings, e.g. -Dkvreuse.bench.lag.pollMicros=0
+  "$JAVA_HOME/bin/java" -Xmx1g ${KVREUSE_BENCH_JAVA_OPTS:-} -Dkvreuse.bench.phases="$phases" -cp benchmarks/target/benchmarks.jar \
       io.kvreuse.benchmarks.rest.KvEventsBenchmark \
       app/target/kvreuse.jar "${1:-50000}" "${2:-20}" "$loss_seconds" 2>&1 | grep -v '^SLF4J\|DEBUG\|INFO\|^WARNING: .*Unsafe\|^WARNING: Please consider\|^[A-Z][a-z][a-z] [0-9][0-9], [0-9][0-9][0-9][0-9] '
   echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"

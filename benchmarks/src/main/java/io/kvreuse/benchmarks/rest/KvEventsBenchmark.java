@@ -41,6 +41,13 @@ public final class KvEventsBenchmark {
     private static final int PROBE_SLOTS = 128;
     private static final int PROBE_BLOCKS = 64;
 
+    /**
+     * The pause between two selection polls for a probe (-Dkvreuse.bench.lag.pollMicros, default 0: back
+     * to back, as recorded so far). A router asks once per request, not in a loop; on 2026-12-03 two
+     * pairs with 0 and 1,000 µs showed no difference in the lag beyond the runs' spread.
+     */
+    private static final long POLL_PAUSE_NANOS = Long.getLong("kvreuse.bench.lag.pollMicros", 0) * 1_000;
+
     private KvEventsBenchmark() {}
 
     static int blocksPerBatch() {
@@ -101,7 +108,19 @@ public final class KvEventsBenchmark {
                 if (phases.contains("lag")) {
                     for (int rate : lagRates) {
                         drain(registry);
+                        double[] cpu0 = cp.cpuSeconds();
+                        double self0 = ownCpuSeconds();
+                        long t0 = System.nanoTime();
                         lag(http, fleet, streams, registry, feed, rate, seconds);
+                        double wall = (System.nanoTime() - t0) / 1e9;
+                        double[] cpu1 = cp.cpuSeconds();
+                        System.out.printf(
+                                "lag: cores busy during the phase: control plane %.2f (its JIT compilers %.2f),"
+                                        + " PostgreSQL %.2f, this JVM (publishers, bridge, router) %.2f%n",
+                                (cpu1[0] - cpu0[0]) / wall,
+                                (cpu1[2] - cpu0[2]) / wall,
+                                (cpu1[1] - cpu0[1]) / wall,
+                                (ownCpuSeconds() - self0) / wall);
                     }
                 }
                 if (phases.contains("loss")) {
@@ -184,6 +203,14 @@ public final class KvEventsBenchmark {
         return Double.NaN;
     }
 
+    private static double ownCpuSeconds() {
+        return ProcessHandle.current()
+                .info()
+                .totalCpuDuration()
+                .map(d -> d.toNanos() / 1e9)
+                .orElse(0.0);
+    }
+
     /** Paced background load; every 100 ms a fresh probe chain, polled in donor selection until it is a hint. */
     private static void lag(
             KvReuseClient http,
@@ -225,6 +252,7 @@ public final class KvEventsBenchmark {
         Stream r1 = streams.get(1); // both ranks of the first donor
         long end = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
         int probe = 0;
+        long polls = 0;
         while (System.nanoTime() < end) {
             long[] chain = random.longs(PROBE_BLOCKS).toArray();
             int slot = (probe++ * PROBE_BLOCKS) % PROBE_SLOTS;
@@ -258,6 +286,10 @@ public final class KvEventsBenchmark {
                     lags.add(Long.MAX_VALUE);
                     break;
                 }
+                polls++;
+                if (POLL_PAUSE_NANOS > 0) {
+                    LockSupport.parkNanos(POLL_PAUSE_NANOS);
+                }
             }
             Thread.sleep(100);
         }
@@ -281,6 +313,9 @@ public final class KvEventsBenchmark {
                 lagMs(sorted[sorted.length / 2]),
                 lagMs(sorted[Math.min(sorted.length - 1, (int) Math.ceil(sorted.length * 0.99) - 1)]),
                 lagMs(sorted[sorted.length - 1]));
+        System.out.printf(
+                "lag: %.1f selection polls per probe before it was visible, %d µs apart%n",
+                (double) polls / sorted.length, POLL_PAUSE_NANOS / 1_000);
         System.out.printf(
                 "lag, where it went (%d probes, p50 / p99): publish->first rank's post sent %s / %s; "
                         + "second rank's post sent %s / %s; one post took %s / %s; "
