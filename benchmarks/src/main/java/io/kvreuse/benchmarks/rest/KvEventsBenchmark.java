@@ -110,6 +110,7 @@ public final class KvEventsBenchmark {
                         drain(registry);
                         double[] cpu0 = cp.cpuSeconds();
                         double self0 = ownCpuSeconds();
+                        ServerHistogram selections0 = ServerHistogram.read(http, cp.operator);
                         long t0 = System.nanoTime();
                         lag(http, fleet, streams, registry, feed, rate, seconds);
                         double wall = (System.nanoTime() - t0) / 1e9;
@@ -121,6 +122,12 @@ public final class KvEventsBenchmark {
                                 (cpu1[2] - cpu0[2]) / wall,
                                 (cpu1[1] - cpu0[1]) / wall,
                                 (ownCpuSeconds() - self0) / wall);
+                        ServerHistogram selections =
+                                ServerHistogram.read(http, cp.operator).minus(selections0);
+                        System.out.printf(
+                                "lag: server-side selection time (kvreuse_selection_latency) over %d polls: p50 ≤ %.1f ms,"
+                                        + " p99 ≤ %.1f ms%n",
+                                selections.count(), selections.percentileMs(50), selections.percentileMs(99));
                     }
                 }
                 if (phases.contains("loss")) {
@@ -246,6 +253,7 @@ public final class KvEventsBenchmark {
         List<Long> postedToVisible = new ArrayList<>();
         List<Long> postTook = new ArrayList<>();
         List<Long> secondPostStarted = new ArrayList<>();
+        List<Long> pollTook = new ArrayList<>();
         SplittableRandom random = new SplittableRandom(11);
         String target = fleet.targets.getFirst();
         Stream r0 = streams.get(0);
@@ -262,9 +270,11 @@ public final class KvEventsBenchmark {
             r1.publishChain(chain, slot);
             String body = selection(target, chain);
             while (true) {
+                long asked = System.nanoTime();
                 HttpResponse<String> answer = http.sendAsync(
                                 http.request("POST", "/api/v1/donor-selections", fleet.router, body))
                         .get();
+                pollTook.add(System.nanoTime() - asked);
                 if (answer.body().startsWith("{\"decision\":\"HINT\"")) {
                     long visible = System.nanoTime();
                     lags.add(visible - t0);
@@ -314,8 +324,12 @@ public final class KvEventsBenchmark {
                 lagMs(sorted[Math.min(sorted.length - 1, (int) Math.ceil(sorted.length * 0.99) - 1)]),
                 lagMs(sorted[sorted.length - 1]));
         System.out.printf(
-                "lag: %.1f selection polls per probe before it was visible, %d µs apart%n",
-                (double) polls / sorted.length, POLL_PAUSE_NANOS / 1_000);
+                "lag: %.1f selection polls per probe before it was visible, %d µs apart; a poll's round trip"
+                        + " p50 %s, p99 %s%n",
+                (double) polls / sorted.length,
+                POLL_PAUSE_NANOS / 1_000,
+                percentile(pollTook, 0.5),
+                percentile(pollTook, 0.99));
         System.out.printf(
                 "lag, where it went (%d probes, p50 / p99): publish->first rank's post sent %s / %s; "
                         + "second rank's post sent %s / %s; one post took %s / %s; "
