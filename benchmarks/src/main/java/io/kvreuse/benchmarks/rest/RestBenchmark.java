@@ -85,13 +85,15 @@ public final class RestBenchmark {
 
     /**
      * Ingestion in passes of the same shape: the first into empty banks on a server just started, then
-     * {@code kvreuse.bench.ingest.warmups} (default 3) passes that reuse every slot of every bank with
-     * new conversations (a decode engine's steady state: each STORED block replaces the one at its
-     * slot, which leaves the index as a REMOVE), then the measured pass, the same again with the
-     * chains the selection phase asks for. The eviction warm-ups are there because the JIT keeps
-     * compiling well past the first pass: in the second pass its compiler threads were a third of the
-     * control plane's CPU. Each pass prints that share; {@code -Dkvreuse.bench.ingest.warmups=0} is
-     * the two-pass shape of the figures recorded before 2026-12-03.
+     * {@code kvreuse.bench.ingest.warmups} (default 12, about a minute, like the lease benchmark's
+     * warm-up) passes that reuse every slot of every bank with new conversations (a decode engine's
+     * steady state: each STORED block replaces the one at its slot, which leaves the index as a
+     * REMOVE), then the measured pass, the same again with the chains the selection phase asks for. The
+     * eviction warm-ups are there because the JIT keeps compiling long after the first pass: its
+     * compiler threads were a third of the control plane's CPU in the second pass and still a fifth
+     * in the fifth; with twenty passes they fell under a tenth after about twelve (2026-12-03). Each
+     * pass prints that share; {@code -Dkvreuse.bench.ingest.warmups=3} is the shape recorded on the
+     * morning of 2026-12-03, {@code 0} the two-pass shape of the figures before.
      */
     private static void ingest(KvReuseClient http, Fleet fleet, ControlPlane cp) throws Exception {
         Map<String, long[]> next = new HashMap<>();
@@ -101,7 +103,7 @@ public final class RestBenchmark {
         }
         Map<String, List<long[]>> warmUp = conversations(fleet, throwaway);
         ingestPass("warm-up pass (cold server, empty banks)", http, fleet, cp, next, d -> warmUp.get(d.bankId()));
-        int evictions = Integer.getInteger("kvreuse.bench.ingest.warmups", 3);
+        int evictions = Integer.getInteger("kvreuse.bench.ingest.warmups", 12);
         for (int w = 1; w <= evictions; w++) {
             Map<String, List<long[]>> again = conversations(fleet, throwaway);
             ingestPass(
