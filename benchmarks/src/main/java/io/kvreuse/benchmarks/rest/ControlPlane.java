@@ -43,6 +43,11 @@ final class ControlPlane implements AutoCloseable {
         String operator = "kvr_bench-operator-" + System.nanoTime();
         List<String> command =
                 new java.util.ArrayList<>(List.of(java, "-Xms1g", "-Xmx1g", "--enable-native-access=ALL-UNNAMED"));
+        // extra options for the control plane's JVM only (space-separated), e.g. an AOT cache
+        String jvmArgs = System.getProperty("kvreuse.bench.cp.jvmArgs", "").strip();
+        if (!jvmArgs.isEmpty()) {
+            command.addAll(List.of(jvmArgs.split("\\s+")));
+        }
         String recording = System.getProperty("kvreuse.bench.jfr");
         if (recording != null) {
             // deep stacks: a reactive call chain is a hundred frames before it reaches kvreuse code
