@@ -150,7 +150,8 @@ final class ControlPlane implements AutoCloseable {
         return new double[] {jvm, db, compilerThreads(process.pid())};
     }
 
-    private static double cpu(ProcessHandle p) {
+    /** CPU seconds a process has used so far (0 where the platform does not tell). */
+    static double cpu(ProcessHandle p) {
         return p.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
     }
 

@@ -109,7 +109,7 @@ public final class KvEventsBenchmark {
                     for (int rate : lagRates) {
                         drain(registry);
                         double[] cpu0 = cp.cpuSeconds();
-                        double self0 = ownCpuSeconds();
+                        double self0 = ControlPlane.cpu(ProcessHandle.current());
                         ServerHistogram selections0 = ServerHistogram.read(http, cp.operator);
                         long t0 = System.nanoTime();
                         lag(http, fleet, streams, registry, feed, rate, seconds);
@@ -121,7 +121,7 @@ public final class KvEventsBenchmark {
                                 (cpu1[0] - cpu0[0]) / wall,
                                 (cpu1[2] - cpu0[2]) / wall,
                                 (cpu1[1] - cpu0[1]) / wall,
-                                (ownCpuSeconds() - self0) / wall);
+                                (ControlPlane.cpu(ProcessHandle.current()) - self0) / wall);
                         ServerHistogram selections =
                                 ServerHistogram.read(http, cp.operator).minus(selections0);
                         System.out.printf(
@@ -208,14 +208,6 @@ public final class KvEventsBenchmark {
             }
         }
         return Double.NaN;
-    }
-
-    private static double ownCpuSeconds() {
-        return ProcessHandle.current()
-                .info()
-                .totalCpuDuration()
-                .map(d -> d.toNanos() / 1e9)
-                .orElse(0.0);
     }
 
     /** Paced background load; every 100 ms a fresh probe chain, polled in donor selection until it is a hint. */
