@@ -5,8 +5,10 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -73,6 +75,14 @@ public final class KvEventBridge implements AutoCloseable {
 
     /** Reconciles the running streams with the control plane's list; public for tests and benchmarks. */
     public synchronized void refresh() throws InventoryFeed.FeedException {
+        // which streams awaited their snapshot before the list was asked for: a break reported while
+        // the request was in flight may be missing from its answer, which must not read as the snapshot
+        Set<Key> awaiting = new HashSet<>();
+        streams.forEach((k, s) -> {
+            if (s.awaitingSnapshot()) {
+                awaiting.add(k);
+            }
+        });
         List<KvEventSource> sources = feed.sources();
         Map<Key, Map.Entry<KvEventSource, KvEventSource.Stream>> wanted = new HashMap<>();
         for (KvEventSource source : sources) {
@@ -86,9 +96,14 @@ public final class KvEventBridge implements AutoCloseable {
             var now = wanted.get(e.getKey());
             // a broken rank resumes from the control plane's position once its snapshot is in
             boolean resume = now != null
-                    && e.getValue().awaitingSnapshot()
+                    && awaiting.contains(e.getKey())
                     && !now.getValue().needsSnapshot();
-            if (now == null || resume) {
+            // a subscriber that stopped on an error starts again from the control plane's position
+            boolean stopped = e.getValue().stopped();
+            if (stopped) {
+                metrics.restartedSubscribers.increment();
+            }
+            if (now == null || resume || stopped) {
                 e.getValue().close();
                 it.remove();
             }

@@ -23,6 +23,7 @@ final class KvEventMetrics {
     final Counter awaitingSnapshot;
     final Counter retries;
     final Counter resets;
+    final Counter restartedSubscribers;
     final Timer post;
 
     KvEventMetrics(MeterRegistry registry) {
@@ -54,6 +55,11 @@ final class KvEventMetrics {
                 registry, "awaiting.snapshot", "engine batches dropped while their rank awaits a snapshot", "batches");
         retries = counter(registry, "retries", "calls to the control plane retried after no answer or a 5xx", "calls");
         resets = counter(registry, "bank.resets", "bank resets asked for by a stream's AllBlocksCleared", "resets");
+        restartedSubscribers = counter(
+                registry,
+                "subscribers.restarted",
+                "stream subscribers that stopped on an error and were started again",
+                "subscribers");
         post = Timer.builder("kvreuse.agent.kv.events.post")
                 .description("time to apply one forwarded batch durably on the control plane")
                 .publishPercentiles(0.5, 0.99)

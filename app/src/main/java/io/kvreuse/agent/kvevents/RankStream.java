@@ -133,6 +133,11 @@ final class RankStream implements AutoCloseable {
         return broken && breakReported;
     }
 
+    /** The subscriber ended while the stream still runs (an error): the bridge starts the stream again. */
+    boolean stopped() {
+        return running && !receiver.isAlive();
+    }
+
     long appliedThrough() {
         return appliedThrough;
     }
@@ -165,9 +170,10 @@ final class RankStream implements AutoCloseable {
                 long seq = ByteBuffer.wrap(frames.get(frames.size() - 2)).getLong();
                 onMessage(seq, frames.getLast());
             }
-        } catch (org.zeromq.ZMQException | IllegalStateException e) {
+        } catch (RuntimeException e) {
+            // ZMQ's own errors and anything else: the bridge's next refresh starts the stream again
             if (running) {
-                log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": subscriber stopped: " + e);
+                log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": subscriber stopped: " + e, e);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

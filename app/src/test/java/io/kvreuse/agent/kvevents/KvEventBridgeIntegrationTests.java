@@ -102,11 +102,15 @@ class KvEventBridgeIntegrationTests {
     }
 
     private KvEventBridge bridge() throws Exception {
-        KvEventBridge bridge = new KvEventBridge(
-                new HttpInventoryFeed(URI.create("http://127.0.0.1:" + port), agentToken, host),
-                registry,
-                Duration.ofMillis(200),
-                Duration.ofMillis(50));
+        return bridge(feed());
+    }
+
+    private InventoryFeed feed() {
+        return new HttpInventoryFeed(URI.create("http://127.0.0.1:" + port), agentToken, host);
+    }
+
+    private KvEventBridge bridge(InventoryFeed feed) throws Exception {
+        KvEventBridge bridge = new KvEventBridge(feed, registry, Duration.ofMillis(200), Duration.ofMillis(50));
         closing.add(bridge);
         bridge.refresh();
         bridge.start();
@@ -120,9 +124,13 @@ class KvEventBridgeIntegrationTests {
      * made then is no gap to it). Batches published after this arrive live, in order.
      */
     private KvEventBridge listening(Bank bank) throws Exception {
+        return listening(bank, feed());
+    }
+
+    private KvEventBridge listening(Bank bank, InventoryFeed feed) throws Exception {
         List<Integer> marks =
                 bank.publishers().stream().map(TestPublisher::replaysAnswered).toList();
-        KvEventBridge bridge = bridge();
+        KvEventBridge bridge = bridge(feed);
         for (int r = 0; r < marks.size(); r++) {
             bank.publishers().get(r).awaitNewSubscription();
             bank.publishers().get(r).awaitReplayAnsweredAfter(marks.get(r));
@@ -243,6 +251,7 @@ class KvEventBridgeIntegrationTests {
         SimpleMeterRegistry before = registry;
         registry = new SimpleMeterRegistry();
         bridge();
+        await(() -> registry.get("kvreuse.agent.kv.events.streams").gauge().value() == 1, "the new agent's stream");
         p.awaitNewSubscription(); // a rank that awaits its snapshot asks for no catch-up
         // published once the new subscription is in: it arrives and is dropped, not applied
         p.publish(vllmMapBatch(List.of(storedMap(u64(chain[2]), chain[1], 2, "GPU")), 0));
@@ -267,6 +276,92 @@ class KvEventBridgeIntegrationTests {
         assertThat(view(bank)).containsEntry("state", "PUBLISHED");
         assertThat(audit(bank)).filteredOn("EVENT_GAP"::equals).hasSize(1);
         assertThat(positions(bank)).containsExactly(0, 1, 2, 3, 4);
+    }
+
+    @Test
+    void aBreakReportedWhileTheSourceListIsInFlightIsNotTakenForItsSnapshot() throws Exception {
+        Bank bank = bank(1, "VLLM_KV_EVENTS", "NATIVE_CACHE_CLEARED", 256);
+        ListAskedBeforeTheBreak feed = new ListAskedBeforeTheBreak(feed());
+        listening(bank, feed);
+        TestPublisher p = bank.publishers().getFirst();
+        long[] chain = Fleet.chain(4);
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[0]), null, 0, "GPU")), 0));
+        await(() -> blocks(bank, 0) == 1, "the first block");
+        // the bridge's next list is asked for before the break and answered after it is on record
+        feed.holdNextList();
+        assertThat(feed.held.await(20, java.util.concurrent.TimeUnit.SECONDS))
+                .as("a list asked for")
+                .isTrue();
+        p.lose(2);
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[1]), chain[0], 1, "GPU")), 0));
+        await(() -> Boolean.TRUE.equals(part(bank, 0).get("needsSnapshot")), "the rank needs a snapshot");
+        int lists = feed.lists.get();
+        await(() -> feed.lists.get() >= lists + 2, "two more refreshes after the held list");
+
+        // the rank still awaits its snapshot: the stream was not restarted from the stale list's position
+        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[2]), chain[1], 4, "GPU")), 0));
+        await(() -> count("awaiting.snapshot") > 0, "the batch dropped while the rank awaits its snapshot");
+        assertThat(p.subscriptions()).as("no second subscription").isEqualTo(1);
+        assertThat(audit(bank)).filteredOn("EVENT_GAP"::equals).hasSize(1);
+        assertThat(count("gaps")).isEqualTo(1);
+        assertThat(blocks(bank, 0)).isEqualTo(1);
+        assertThat(part(bank, 0)).containsEntry("needsSnapshot", true);
+    }
+
+    /**
+     * The control plane's list as an agent sees it when a stream breaks while the list is on its way:
+     * once armed, the next list (read before the break) is handed over only after the break is on
+     * record and the stream knows it.
+     */
+    static final class ListAskedBeforeTheBreak implements InventoryFeed {
+        final InventoryFeed real;
+        final java.util.concurrent.atomic.AtomicInteger lists = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch broke = new java.util.concurrent.CountDownLatch(1);
+        volatile boolean hold;
+
+        ListAskedBeforeTheBreak(InventoryFeed real) {
+            this.real = real;
+        }
+
+        void holdNextList() {
+            hold = true;
+        }
+
+        @Override
+        public List<io.kvreuse.protocol.KvEventSource> sources() throws FeedException {
+            List<io.kvreuse.protocol.KvEventSource> list = real.sources();
+            if (hold) {
+                hold = false;
+                held.countDown();
+                try {
+                    if (broke.await(20, java.util.concurrent.TimeUnit.SECONDS)) {
+                        Thread.sleep(300); // the stream marks its break reported right after the call
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            lists.incrementAndGet();
+            return list;
+        }
+
+        @Override
+        public long post(UUID bankId, int rank, long firstEventId, List<byte[]> events, Long sourceSequence)
+                throws FeedException {
+            return real.post(bankId, rank, firstEventId, events, sourceSequence);
+        }
+
+        @Override
+        public void streamBroke(UUID bankId, int rank, io.kvreuse.protocol.StreamBreak report) throws FeedException {
+            real.streamBroke(bankId, rank, report);
+            broke.countDown();
+        }
+
+        @Override
+        public void reset(UUID bankId, long ifEpoch) throws FeedException {
+            real.reset(bankId, ifEpoch);
+        }
     }
 
     @Test
