@@ -39,10 +39,17 @@ VACUUM ANALYZE proto_hash;
 
 -- one rank's batch (slots ascending): overwrite its pages, then compare with the other ranks' pages;
 -- the feed row is built by the product's kvreuse_feed_blocks, as kvreuse_ingest_batch builds it
+-- With p_removed (the hashes an eviction batch removes by hash, as vLLM's BlockRemoved names them),
+-- the rank's hash -> slot lookups are a scan of the rank's pages instead of a map: one hash join of
+-- every element of the rank's pages with the batch's stored and removed hashes, finding the slots of
+-- the removed hashes and any stored hash the rank already holds at another slot (both cleared).
 CREATE OR REPLACE FUNCTION proto_ingest(p_bank UUID, p_rank INT, p_tp INT, p_hashes BIGINT[], p_parents BIGINT[],
-                                        p_positions INT[], p_slots INT[], p_per INT, p_hash_map BOOLEAN DEFAULT FALSE)
+                                        p_positions INT[], p_slots INT[], p_per INT, p_hash_map BOOLEAN DEFAULT FALSE,
+                                        p_removed BIGINT[] DEFAULT NULL)
 RETURNS INTEGER LANGUAGE plpgsql AS $$
 DECLARE
+    clear_slots INT[];
+    c INT;
     n INT := cardinality(p_hashes);
     pg INT; lo INT; hi INT; k INT; j INT;
     hs BIGINT[]; ps BIGINT[]; pos INT[]; pins INT[];
@@ -53,6 +60,22 @@ DECLARE
     v_blocks BYTEA;
 BEGIN
     PERFORM 1 FROM retained_bank WHERE bank_id = p_bank FOR NO KEY UPDATE;
+    IF p_removed IS NOT NULL THEN
+        -- a hash join both ways (generic plans otherwise compare every element with every key)
+        SET LOCAL enable_nestloop = off;
+        SELECT coalesce(array_agg(x.slot), '{}') INTO clear_slots
+        FROM (SELECT g.page * p_per + e.i - 1 AS slot
+              FROM proto_page g CROSS JOIN LATERAL unnest(g.hashes) WITH ORDINALITY AS e(h, i)
+              JOIN (SELECT unnest(p_hashes) UNION ALL SELECT unnest(p_removed)) AS t(h) ON t.h = e.h
+              WHERE g.bank_id = p_bank AND g.rank = p_rank) x
+        LEFT JOIN unnest(p_slots) AS b(slot) ON b.slot = x.slot
+        WHERE b.slot IS NULL;
+        SET LOCAL enable_nestloop = on;
+        FOREACH c IN ARRAY clear_slots LOOP
+            UPDATE proto_page g SET hashes[c - g.page * p_per + 1] = 0
+            WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = c / p_per;
+        END LOOP;
+    END IF;
     agreed := array_fill(TRUE, ARRAY[n]);
     lo := 1;
     WHILE lo <= n LOOP

@@ -10,7 +10,9 @@
 # 3. builds the prototype and times, per round, a batch of 1,024 and one of 64 new blocks on both
 #    ranks of one bank (each call its own transaction, synchronous_commit=on, one connection, warm:
 #    the first two calls of each measurement are left out): as rows, as pages, as pages with a
-#    hash -> slot map kept as a row per block, and as slot rows updated in place (slot-rows.sql).
+#    hash -> slot map kept as a row per block, as pages whose batch also names the evicted hashes,
+#    found by a scan of the rank's pages (pages-scan.sql), and as slot rows updated in place
+#    (slot-rows.sql). KVREUSE_BANK_PAGE_LAYOUTS picks some of them.
 # Prints the median wall time of a call per rank. See docs/ingestion-throughput.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -51,7 +53,7 @@ print(f"rank 0 {statistics.median(r0):6.2f} ms, rank 1 {statistics.median(r1):6.
 for round in $(seq 1 "$rounds"); do
   base=$(( (round % 7) * 1024 ))
   for n in 1024 64; do
-    for layout in rows pages pages-hash-map slot-rows slot-rows-scan; do
+    for layout in ${KVREUSE_BANK_PAGE_LAYOUTS:-rows pages pages-scan pages-hash-map slot-rows slot-rows-scan}; do
       script=$(mktemp)
       for _ in $(seq 1 "$calls"); do cat "benchmarks/bank-page/$layout.sql"; done > "$script"
       printf '%-14s %4d blocks at slot %4d: ' "$layout" "$n" "$base"
