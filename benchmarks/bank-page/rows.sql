@@ -6,7 +6,7 @@ SELECT array_agg(h ORDER BY i)::text AS hashes, array_agg(p ORDER BY i)::text AS
 FROM (SELECT i, h, lag(h) OVER (ORDER BY i) p FROM (SELECT i, (random()*9e18)::bigint h FROM generate_series(0, :n - 1) i) x) y \gset
 \timing on
 SELECT kvreuse_ingest_batch(:'bank', 0, :'subj', NULL, (SELECT last_event_id + 1 FROM bank_part WHERE bank_id = :'bank' AND rank = 0), (SELECT last_event_id + 1 FROM bank_part WHERE bank_id = :'bank' AND rank = 0),
-  :'hashes', :'parents', :'positions', :'slots', '{NULL}', '{}', 0, NULL, :maxslot, '{}', '{}', 'kvx', '1000', '5000');
+  :'hashes', :'parents', :'positions', :'slots', '{NULL}', '{}', 0, NULL, :maxslot, '{}', '{}', 'kvx', '1000', '5000', 'bench');
 SELECT kvreuse_ingest_batch(:'bank', 1, :'subj', NULL, (SELECT last_event_id + 1 FROM bank_part WHERE bank_id = :'bank' AND rank = 1), (SELECT last_event_id + 1 FROM bank_part WHERE bank_id = :'bank' AND rank = 1),
-  :'hashes', :'parents', :'positions', :'slots', '{NULL}', '{}', 0, NULL, :maxslot, '{}', '{}', 'kvx', '1000', '5000');
+  :'hashes', :'parents', :'positions', :'slots', '{NULL}', '{}', 0, NULL, :maxslot, '{}', '{}', 'kvx', '1000', '5000', 'bench');
 \timing off

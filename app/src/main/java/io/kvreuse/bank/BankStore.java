@@ -273,13 +273,17 @@ class BankStore {
     }
 
     private FeedEntry feedEntry(Readable row) {
-        // a batch's STOREs and REMOVEs in binary (V91), or control ops and older rows in JSON
         String blocks = row.get("blocks", String.class);
-        return new FeedEntry(
-                row.get("seq", Long.class),
-                blocks != null
-                        ? FeedBlocks.read(Base64.getMimeDecoder().decode(blocks))
-                        : IndexOp.readAll(json, row.get("ops", Json.class).asArray()));
+        return blocks != null
+                ? binaryEntry(row.get("seq", Long.class), blocks)
+                : new FeedEntry(
+                        row.get("seq", Long.class),
+                        IndexOp.readAll(json, row.get("ops", Json.class).asArray()));
+    }
+
+    /** A feed row whose STOREs and REMOVEs are in binary (V91), {@code blocks} read as base64. */
+    static FeedEntry binaryEntry(long seq, String blocks) {
+        return new FeedEntry(seq, FeedBlocks.read(Base64.getMimeDecoder().decode(blocks)));
     }
 
     /** One committed change of a bank's index entry. */

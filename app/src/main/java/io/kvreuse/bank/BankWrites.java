@@ -17,9 +17,11 @@ import reactor.core.publisher.Mono;
 class BankWrites {
 
     private final DatabaseClient db;
+    private final FeedOrigin origin;
 
-    BankWrites(DatabaseClient db) {
+    BankWrites(DatabaseClient db, FeedOrigin origin) {
         this.db = db;
+        this.origin = origin;
     }
 
     /** The position each parent outside the batch must have where the rank stores it. */
@@ -162,8 +164,9 @@ class BankWrites {
      * transaction (a duplicate or gap, a pinned block, a parent elsewhere, a publication or agreement
      * change, a bank the caller may not feed...), having written nothing. A lock that stays held
      * past its bound is the store being unavailable, as a statement timeout in the transaction is.
+     * An applied batch comes with the feed row it appended, if it changed eligibility.
      */
-    Mono<Boolean> applyAlone(
+    Mono<Alone> applyAlone(
             UUID bankId,
             int rank,
             io.kvreuse.security.ApiPrincipal caller,
@@ -204,13 +207,27 @@ class BankWrites {
                 .bind("channel", PgNotifications.INVENTORY)
                 .bind("lockWait", Long.toString(lockWaitMillis))
                 .bind("bound", Long.toString(boundMillis))
-                .map((row, meta) -> Boolean.TRUE)
+                .bind("origin", origin.id())
+                .map((row, meta) -> {
+                    Long seq = row.get("applied_seq", Long.class);
+                    return new Alone(
+                            true,
+                            seq == null ? null : BankStore.binaryEntry(seq, row.get("applied_blocks", String.class)));
+                })
                 .one()
-                .onErrorResume(e -> LEFT_TO_TRANSACTION.equals(sqlState(e)), e -> Mono.just(Boolean.FALSE))
+                .onErrorResume(e -> LEFT_TO_TRANSACTION.equals(sqlState(e)), e -> Mono.just(Alone.LEFT))
                 .onErrorMap(
                         e -> LOCK_NOT_AVAILABLE.equals(sqlState(e)),
                         e -> new org.springframework.dao.QueryTimeoutException(
                                 "an inventory batch waited for a lock past its bound", e));
+    }
+
+    /**
+     * What {@link #applyAlone} did: whether it applied the batch (else it wrote nothing), and the feed
+     * row it appended (none when the batch changed no block's eligibility).
+     */
+    record Alone(boolean applied, BankStore.@org.jspecify.annotations.Nullable FeedEntry appended) {
+        static final Alone LEFT = new Alone(false, null);
     }
 
     /** SQLSTATE of {@code kvreuse_ingest_batch} for a batch it leaves to the general transaction. */
@@ -228,10 +245,10 @@ class BankWrites {
     }
 
     private static final String ALONE = """
-            SELECT kvreuse_ingest_batch(:id, :rank, :subject, :host::text, :first, :last, :hashes::bigint[],
+            SELECT applied_seq, applied_blocks FROM kvreuse_ingest_batch(:id, :rank, :subject, :host::text, :first, :last, :hashes::bigint[],
                                         :parents::bigint[], :positions::int[], :slots::int[], :lineages::text[],
                                         :removed::bigint[], :clears, :seq::bigint, :maxSlot, :expectHashes::bigint[],
-                                        :expectPositions::int[], :channel, :lockWait, :bound) AS applied
+                                        :expectPositions::int[], :channel, :lockWait, :bound, :origin)
             """;
 
     /** Where an event batch leaves the rank's stream: the last applied id and what it adds to the counters. */

@@ -6,15 +6,19 @@ import io.kvreuse.index.PrefixIndex;
 import io.kvreuse.index.RemovedBlock;
 import io.kvreuse.index.StoredBlock;
 import io.kvreuse.store.PgNotifications;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -49,13 +53,40 @@ public class InventoryFeed {
     /** Feed rows read per bank and pass: a replica far behind catches up in bounded reads, fairly. */
     static final int ROWS_PER_BANK = 64;
 
+    /** Feed rows this replica's own one-call ingestion appended, by bank and sequence, not yet applied. */
+    private final Map<UUID, NavigableMap<Long, BankStore.FeedEntry>> handed = new ConcurrentHashMap<>();
+    /** The highest feed sequence announced per bank (own commits, NOTIFY payloads, the periodic check). */
+    private final Map<UUID, Long> announced = new ConcurrentHashMap<>();
+    /** Banks woken with no sequence to go by: the next pass reads their feed whatever it applied. */
+    private final Set<UUID> readWanted = ConcurrentHashMap.newKeySet();
+
+    private final String origin;
+    private final Counter appliedFromCommits;
+    private final Counter appliedFromReads;
+
     private @Nullable Disposable worker;
     private @Nullable Disposable feed;
 
-    InventoryFeed(DatabaseClient db, BankStore store, PgNotifications notifications) {
+    InventoryFeed(
+            DatabaseClient db,
+            BankStore store,
+            PgNotifications notifications,
+            FeedOrigin origin,
+            MeterRegistry registry) {
         this.db = db;
+        this.origin = origin.id();
         this.store = store;
         this.notifications = notifications;
+        this.appliedFromCommits = Counter.builder("kvreuse.inventory.feed.applied")
+                .description("change-feed rows applied to this replica's index, by where they came from: its own"
+                        + " one-call ingestion's answer, or a read of the feed")
+                .tag("source", "commit")
+                .register(registry);
+        this.appliedFromReads = Counter.builder("kvreuse.inventory.feed.applied")
+                .description("change-feed rows applied to this replica's index, by where they came from: its own"
+                        + " one-call ingestion's answer, or a read of the feed")
+                .tag("source", "read")
+                .register(registry);
     }
 
     /** A bank as this replica last applied it. */
@@ -103,14 +134,41 @@ public class InventoryFeed {
             if (n.payload().isEmpty()) {
                 checkAll();
             } else {
-                wake(UUID.fromString(n.payload().substring(0, n.payload().indexOf(':'))));
+                // bank:seq, bank:seq:origin (the one-call ingestion) or bank: (no sequence)
+                String[] parts = n.payload().split(":", -1);
+                UUID bankId = UUID.fromString(parts[0]);
+                if (parts.length > 2 && parts[2].equals(origin)) {
+                    return; // this replica's own commit, which handed its row over (onCommitted)
+                }
+                if (parts.length < 2 || parts[1].isEmpty()) {
+                    readWanted.add(bankId);
+                } else {
+                    announce(bankId, Long.parseLong(parts[1]));
+                }
+                wake(bankId);
             }
         });
     }
 
+    /**
+     * A transaction of this replica appended to the bank's feed. With the row at hand it is applied
+     * from there, and a later wakeup for it (this replica's own NOTIFY) reads nothing.
+     */
     @EventListener
     void onCommitted(BankChanged changed) {
+        BankStore.FeedEntry appended = changed.appended();
+        if (appended == null) {
+            readWanted.add(changed.bankId());
+        } else {
+            handed.computeIfAbsent(changed.bankId(), b -> new ConcurrentSkipListMap<>())
+                    .put(appended.seq(), appended);
+            announce(changed.bankId(), appended.seq());
+        }
         wake(changed.bankId());
+    }
+
+    private void announce(UUID bankId, long seq) {
+        announced.merge(bankId, seq, Math::max);
     }
 
     // Called from request threads (a committed batch), the NOTIFY listener and the periodic check at
@@ -141,7 +199,12 @@ public class InventoryFeed {
                     return t == null ? !Boolean.TRUE.equals(r[2]) : t.appliedSeq() < (Long) r[1];
                 })
                 .map(r -> Map.entry((UUID) r[0], (Long) r[1]))
-                .subscribe(e -> wake(e.getKey()), err -> log.debug("inventory check failed: " + err.getMessage()));
+                .subscribe(
+                        e -> {
+                            readWanted.add(e.getKey());
+                            wake(e.getKey());
+                        },
+                        err -> log.debug("inventory check failed: " + err.getMessage()));
     }
 
     private record BankRow(
@@ -217,9 +280,13 @@ public class InventoryFeed {
         for (UUID bankId : woken) {
             Tracked t = banks.get(bankId);
             if (t == null) {
+                handed.remove(bankId);
+                readWanted.remove(bankId);
                 reload.add(bankId);
-            } else {
-                appliedBefore.put(bankId, t.appliedSeq());
+            } else if (!applyHanded(bankId)) {
+                reload.add(bankId);
+            } else if (needsRead(bankId)) {
+                appliedBefore.put(bankId, banks.get(bankId).appliedSeq());
             }
         }
         Mono<List<UUID>> applied = appliedBefore.isEmpty()
@@ -240,6 +307,43 @@ public class InventoryFeed {
                 .then());
     }
 
+    /**
+     * Applies the rows this replica's own commits handed over that continue what it applied, in
+     * order; false when one asks for a reload (the feed read then finds it again). Rows at or below
+     * what was applied (read meanwhile) are dropped.
+     */
+    private boolean applyHanded(UUID bankId) {
+        NavigableMap<Long, BankStore.FeedEntry> rows = handed.get(bankId);
+        if (rows == null) {
+            return true;
+        }
+        while (banks.containsKey(bankId)) {
+            long next = banks.get(bankId).appliedSeq() + 1;
+            rows.headMap(next, false).clear();
+            BankStore.FeedEntry entry = rows.remove(next);
+            if (entry == null) {
+                break;
+            }
+            if (!apply(bankId, entry)) {
+                return false;
+            }
+            appliedFromCommits.increment();
+        }
+        if (rows.isEmpty()) {
+            handed.remove(bankId, rows);
+        }
+        return true;
+    }
+
+    /** Whether something the replica has not applied may be in the bank's feed. */
+    private boolean needsRead(UUID bankId) {
+        Tracked t = banks.get(bankId);
+        if (t == null) {
+            return false;
+        }
+        return readWanted.remove(bankId) || t.appliedSeq() < announced.getOrDefault(bankId, Long.MIN_VALUE);
+    }
+
     /** Applies each bank's rows in order; answers the banks that need a wholesale reload instead. */
     private List<UUID> applyAll(Map<UUID, Long> appliedBefore, List<Map.Entry<UUID, BankStore.FeedEntry>> rows) {
         CatchUp plan = CatchUp.of(appliedBefore, rows, ROWS_PER_BANK);
@@ -253,6 +357,7 @@ public class InventoryFeed {
                     stale.add(bankId);
                     return;
                 }
+                appliedFromReads.increment();
             }
             if (plan.more().contains(bankId)) {
                 wake(bankId); // it had more rows than one read takes: read on after this pass
@@ -337,6 +442,8 @@ public class InventoryFeed {
             case DROP -> {
                 index.dropBank(bankId);
                 banks.remove(bankId);
+                handed.remove(bankId);
+                announced.remove(bankId);
             }
             default -> throw new IllegalStateException("not a control op: " + op.op());
         }

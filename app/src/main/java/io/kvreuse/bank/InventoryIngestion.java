@@ -166,11 +166,14 @@ class InventoryIngestion {
                         storeTimeout.multipliedBy(LOCK_WAIT).toMillis(),
                         storeTimeout.toMillis())
                 .as(this::bounded)
-                .filter(Boolean::booleanValue)
+                .filter(BankWrites.Alone::applied)
                 .map(applied -> {
                     count(effect);
                     inOneCall().increment();
-                    events.publishEvent(new BankChanged(bankId));
+                    if (applied.appended() != null) {
+                        // a batch that changed no block's eligibility appended no feed row: nothing to apply
+                        events.publishEvent(new BankChanged(bankId, applied.appended()));
+                    }
                     return new Applied(last, unplaced);
                 });
     }

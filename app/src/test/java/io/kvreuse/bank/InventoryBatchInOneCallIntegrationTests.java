@@ -43,6 +43,9 @@ class InventoryBatchInOneCallIntegrationTests {
     @Autowired
     BankStore store;
 
+    @Autowired
+    InventoryFeed feed;
+
     Fleet fleet;
     Engine decode;
 
@@ -176,6 +179,39 @@ class InventoryBatchInOneCallIntegrationTests {
                 .map(op -> Long.toUnsignedString(op.seqHash()) + "@" + op.position() + "/" + op.slot())
                 .collectList()
                 .block(Duration.ofSeconds(5));
+    }
+
+    /**
+     * The call answers the feed row it appended, and this replica applies that row from the answer:
+     * the row reaches the index without a feed read, and the replica's own NOTIFY of it is left alone.
+     * A batch that appends no row (one rank of two, nothing agreed yet) hands nothing over.
+     */
+    @Test
+    void theReplicaAppliesTheRowItsCallAppendedFromTheAnswer() throws InterruptedException {
+        String bankId = fleet.bank(decode, 2, 16);
+        UUID bank = UUID.fromString(bankId);
+        long[] chain = Fleet.chain(3);
+        double calls = inOneCall();
+        double fromCommits = applied("commit");
+        fleet.post("/api/v1/banks/" + bankId + "/events", decode.token(), events(0, 1, stored(chain, 0)), 200);
+        assertThat(applied("commit")).as("rank 0 alone appended no row").isEqualTo(fromCommits);
+        fleet.post("/api/v1/banks/" + bankId + "/events", decode.token(), events(1, 1, stored(chain, 0)), 200);
+        assertThat(inOneCall()).isEqualTo(calls + 2);
+        assertThat(applied("commit"))
+                .as("the agreed row applied from the call's answer")
+                .isEqualTo(fromCommits + 1);
+        assertThat(feed.appliedSeq(bank)).isEqualTo(feedSeq(bankId));
+        long[] request = Arrays.copyOf(chain, 3);
+        assertThat(feed.index().slots(bank, 1, request, 0, 3, null))
+                .as("the index holds the blocks at their slots")
+                .containsExactly(0, 1, 2);
+        assertThat(feed.index().slots(bank, 1, new long[] {Fleet.chain(1)[0]}, 0, 1, null))
+                .isEmpty();
+    }
+
+    private double applied(String source) {
+        return meters.counter("kvreuse.inventory.feed.applied", "source", source)
+                .count();
     }
 
     private double inOneCall() {
