@@ -329,9 +329,8 @@ public class InventoryFeed {
             }
             appliedFromCommits.increment();
         }
-        if (rows.isEmpty()) {
-            handed.remove(bankId, rows);
-        }
+        // a row handed over meanwhile into a map taken out here is still announced: the read finds it
+        handed.computeIfPresent(bankId, (b, r) -> r.isEmpty() ? null : r);
         return true;
     }
 
@@ -358,6 +357,14 @@ public class InventoryFeed {
                     return;
                 }
                 appliedFromReads.increment();
+            }
+            // rows this replica's commits handed over that the read has now applied
+            Tracked t = banks.get(bankId);
+            if (t != null) {
+                handed.computeIfPresent(bankId, (b, rows) -> {
+                    rows.headMap(t.appliedSeq(), true).clear();
+                    return rows.isEmpty() ? null : rows;
+                });
             }
             if (plan.more().contains(bankId)) {
                 wake(bankId); // it had more rows than one read takes: read on after this pass
