@@ -361,9 +361,9 @@ public class InventoryFeed {
             // rows this replica's commits handed over that the read has now applied
             Tracked t = banks.get(bankId);
             if (t != null) {
-                handed.computeIfPresent(bankId, (b, rows) -> {
-                    rows.headMap(t.appliedSeq(), true).clear();
-                    return rows.isEmpty() ? null : rows;
+                handed.computeIfPresent(bankId, (b, own) -> {
+                    own.headMap(t.appliedSeq(), true).clear();
+                    return own.isEmpty() ? null : own;
                 });
             }
             if (plan.more().contains(bankId)) {
