@@ -173,7 +173,10 @@ final class RankStream implements AutoCloseable {
         } catch (RuntimeException e) {
             // ZMQ's own errors and anything else: the bridge's next refresh starts the stream again
             if (running) {
-                log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": subscriber stopped: " + e, e);
+                // one line a start: a stream that fails at every start would repeat it at every refresh
+                log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": subscriber stopped, started"
+                        + " again at the next refresh: " + e);
+                log.debug("subscriber stopped", e);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
