@@ -2,11 +2,9 @@
 -- base64, the form the feed reads use), so the replica that made the call applies it to its index
 -- at once instead of reading it back after the commit, and its NOTIFY names the calling replica
 -- (p_origin), which then leaves its own notification alone (docs/design.md, "Inventory write path").
--- Everything the function checks, decides and writes is as in V94. The signature changes, so the
--- function is dropped and created again.
-
-DROP FUNCTION kvreuse_ingest_batch(UUID, INTEGER, TEXT, TEXT, BIGINT, BIGINT, BIGINT[], BIGINT[], INTEGER[], INTEGER[],
-                                   TEXT[], BIGINT[], BIGINT, BIGINT, INTEGER, BIGINT[], INTEGER[], TEXT, TEXT, TEXT);
+-- Everything the function checks, decides and writes is as in V94. It takes one argument more, so
+-- it is a new function beside V94's; V94's signature stays, answering through the new one, for the
+-- replicas of the previous release during a rolling upgrade (drop it once none runs).
 
 CREATE OR REPLACE FUNCTION kvreuse_ingest_batch(
     p_bank UUID, p_rank INTEGER, p_subject TEXT, p_agent_host TEXT, p_first BIGINT, p_last BIGINT,
@@ -162,4 +160,18 @@ BEGIN
     -- replica to apply without reading it back
     RETURN QUERY SELECT v_seq, CASE WHEN v_seq IS NULL THEN NULL ELSE v_blocks END;
 END;
+$$;
+
+-- the previous release's call: twenty arguments, an INTEGER; its NOTIFY names no replica
+CREATE OR REPLACE FUNCTION kvreuse_ingest_batch(
+    p_bank UUID, p_rank INTEGER, p_subject TEXT, p_agent_host TEXT, p_first BIGINT, p_last BIGINT,
+    p_hashes BIGINT[], p_parents BIGINT[], p_positions INTEGER[], p_slots INTEGER[], p_lineages TEXT[],
+    p_removed BIGINT[], p_clears BIGINT, p_source_sequence BIGINT, p_max_slot INTEGER,
+    p_expect_hashes BIGINT[], p_expect_positions INTEGER[],
+    p_channel TEXT, p_lock_wait_ms TEXT, p_bound_ms TEXT)
+RETURNS INTEGER LANGUAGE sql VOLATILE AS $$
+    SELECT 1 FROM kvreuse_ingest_batch(p_bank, p_rank, p_subject, p_agent_host, p_first, p_last, p_hashes, p_parents,
+                                       p_positions, p_slots, p_lineages, p_removed, p_clears, p_source_sequence,
+                                       p_max_slot, p_expect_hashes, p_expect_positions, p_channel, p_lock_wait_ms,
+                                       p_bound_ms, '');
 $$;
