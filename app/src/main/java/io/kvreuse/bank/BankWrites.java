@@ -212,7 +212,9 @@ class BankWrites {
                     Long seq = row.get("applied_seq", Long.class);
                     return new Alone(
                             true,
-                            seq == null ? null : BankStore.binaryEntry(seq, row.get("applied_blocks", String.class)));
+                            seq == null
+                                    ? null
+                                    : new BankChanged.Appended(seq, row.get("applied_blocks", String.class)));
                 })
                 .one()
                 .onErrorResume(e -> LEFT_TO_TRANSACTION.equals(sqlState(e)), e -> Mono.just(Alone.LEFT))
@@ -226,7 +228,7 @@ class BankWrites {
      * What {@link #applyAlone} did: whether it applied the batch (else it wrote nothing), and the feed
      * row it appended (none when the batch changed no block's eligibility).
      */
-    record Alone(boolean applied, BankStore.@org.jspecify.annotations.Nullable FeedEntry appended) {
+    record Alone(boolean applied, BankChanged.@org.jspecify.annotations.Nullable Appended appended) {
         static final Alone LEFT = new Alone(false, null);
     }
 

@@ -54,7 +54,7 @@ public class InventoryFeed {
     static final int ROWS_PER_BANK = 64;
 
     /** Feed rows this replica's own one-call ingestion appended, by bank and sequence, not yet applied. */
-    private final Map<UUID, NavigableMap<Long, BankStore.FeedEntry>> handed = new ConcurrentHashMap<>();
+    private final Map<UUID, NavigableMap<Long, BankChanged.Appended>> handed = new ConcurrentHashMap<>();
     /** The highest feed sequence announced per bank (own commits, NOTIFY payloads, the periodic check). */
     private final Map<UUID, Long> announced = new ConcurrentHashMap<>();
     /** Banks woken with no sequence to go by: the next pass reads their feed whatever it applied. */
@@ -77,15 +77,15 @@ public class InventoryFeed {
         this.origin = origin.id();
         this.store = store;
         this.notifications = notifications;
-        this.appliedFromCommits = Counter.builder("kvreuse.inventory.feed.applied")
+        this.appliedFromCommits = applied(registry, "commit");
+        this.appliedFromReads = applied(registry, "read");
+    }
+
+    private static Counter applied(MeterRegistry registry, String source) {
+        return Counter.builder("kvreuse.inventory.feed.applied")
                 .description("change-feed rows applied to this replica's index, by where they came from: its own"
                         + " one-call ingestion's answer, or a read of the feed")
-                .tag("source", "commit")
-                .register(registry);
-        this.appliedFromReads = Counter.builder("kvreuse.inventory.feed.applied")
-                .description("change-feed rows applied to this replica's index, by where they came from: its own"
-                        + " one-call ingestion's answer, or a read of the feed")
-                .tag("source", "read")
+                .tag("source", source)
                 .register(registry);
     }
 
@@ -156,7 +156,7 @@ public class InventoryFeed {
      */
     @EventListener
     void onCommitted(BankChanged changed) {
-        BankStore.FeedEntry appended = changed.appended();
+        BankChanged.Appended appended = changed.appended();
         if (appended == null) {
             readWanted.add(changed.bankId());
         } else {
@@ -313,25 +313,36 @@ public class InventoryFeed {
      * what was applied (read meanwhile) are dropped.
      */
     private boolean applyHanded(UUID bankId) {
-        NavigableMap<Long, BankStore.FeedEntry> rows = handed.get(bankId);
+        NavigableMap<Long, BankChanged.Appended> rows = handed.get(bankId);
         if (rows == null) {
             return true;
         }
-        while (banks.containsKey(bankId)) {
-            long next = banks.get(bankId).appliedSeq() + 1;
-            rows.headMap(next, false).clear();
-            BankStore.FeedEntry entry = rows.remove(next);
-            if (entry == null) {
+        for (Tracked t = banks.get(bankId); t != null; t = banks.get(bankId)) {
+            BankChanged.Appended row = rows.remove(t.appliedSeq() + 1);
+            if (row == null) {
                 break;
             }
-            if (!apply(bankId, entry)) {
+            if (!apply(bankId, row.decode())) {
                 return false;
             }
             appliedFromCommits.increment();
         }
-        // a row handed over meanwhile into a map taken out here is still announced: the read finds it
-        handed.computeIfPresent(bankId, (b, r) -> r.isEmpty() ? null : r);
+        dropHanded(bankId);
         return true;
+    }
+
+    /**
+     * Drops the handed-over rows the replica has applied (read meanwhile), and the bank's map once
+     * empty; a row handed over meanwhile into a map taken out here is still announced: the read finds it.
+     */
+    private void dropHanded(UUID bankId) {
+        Tracked t = banks.get(bankId);
+        handed.computeIfPresent(bankId, (b, rows) -> {
+            if (t != null) {
+                rows.headMap(t.appliedSeq(), true).clear();
+            }
+            return rows.isEmpty() || t == null ? null : rows;
+        });
     }
 
     /** Whether something the replica has not applied may be in the bank's feed. */
@@ -358,14 +369,7 @@ public class InventoryFeed {
                 }
                 appliedFromReads.increment();
             }
-            // rows this replica's commits handed over that the read has now applied
-            Tracked t = banks.get(bankId);
-            if (t != null) {
-                handed.computeIfPresent(bankId, (b, own) -> {
-                    own.headMap(t.appliedSeq(), true).clear();
-                    return own.isEmpty() ? null : own;
-                });
-            }
+            dropHanded(bankId); // rows this replica's commits handed over that the read has now applied
             if (plan.more().contains(bankId)) {
                 wake(bankId); // it had more rows than one read takes: read on after this pass
             }
