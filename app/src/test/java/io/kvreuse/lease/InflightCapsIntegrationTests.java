@@ -142,6 +142,65 @@ class InflightCapsIntegrationTests {
         assertThat(pins(first) + pins(second)).isZero();
     }
 
+    /**
+     * A lease's hashes are random 64-bit numbers: they are stored uncompressed, and a common hint's
+     * (256 blocks) in the lease row itself, so writing a PROPOSED lease writes no row of the lease
+     * table's TOAST relation (V96); a hint past a page's worth still goes out of line, uncompressed.
+     */
+    @Test
+    void aProposalsHashesStayInItsRowUncompressedUpToAPage() {
+        Donor d = donor();
+        Engine t = fleet.ready("PREFILL", domain, 2, host);
+        var common = withHashes(proposal(d, t), 256);
+        var large = withHashes(proposal(d, t), 2048);
+        assertThat(propose(100, 100, common, large)).containsExactly(true, true);
+        assertThat(storage(common)).isEqualTo("inline|uncompressed|full size");
+        assertThat(storage(large)).isEqualTo("out of line|uncompressed|full size");
+    }
+
+    private static LeaseProposals.Proposal withHashes(LeaseProposals.Proposal p, int n) {
+        long[] hashes = new java.util.SplittableRandom(n).longs(n).toArray();
+        return new LeaseProposals.Proposal(
+                p.leaseId(),
+                p.requestId(),
+                p.domainId(),
+                p.transportClass(),
+                p.donorId(),
+                p.donorEpoch(),
+                p.bankId(),
+                p.bankEpoch(),
+                p.targetId(),
+                p.targetEpoch(),
+                p.localPrefixBlocks(),
+                hashes,
+                new int[] {0, n},
+                p.mmLineage(),
+                p.actionType(),
+                p.transferMs(),
+                p.recomputeMs(),
+                p.budgetBytes(),
+                p.manifestBytes(),
+                p.ttlDeadline(),
+                p.transferDeadline(),
+                p.abandonDeadline());
+    }
+
+    /** How a stored lease's hashes are kept: in the row or not, compressed or not, stored at full size or not. */
+    private String storage(LeaseProposals.Proposal p) {
+        return db.sql("""
+                        SELECT concat_ws('|',
+                            CASE WHEN pg_column_toast_chunk_id(seq_hashes) IS NULL THEN 'inline' ELSE 'out of line' END,
+                            COALESCE(pg_column_compression(seq_hashes), 'uncompressed'),
+                            CASE WHEN pg_column_size(seq_hashes) >= 8 * cardinality(seq_hashes) THEN 'full size'
+                                 ELSE 'smaller' END) AS s
+                        FROM lease WHERE lease_id = :id
+                        """)
+                .bind("id", p.leaseId())
+                .map((r, m) -> r.get("s", String.class))
+                .one()
+                .block(Duration.ofSeconds(5));
+    }
+
     /** The stored lease row's columns a proposal sets, as text, '|' between them. */
     private String row(LeaseProposals.Proposal p) {
         return db.sql("""

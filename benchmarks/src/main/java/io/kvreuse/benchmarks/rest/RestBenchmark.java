@@ -53,17 +53,24 @@ public final class RestBenchmark {
                     i -> http.request("POST", "/api/v1/donor-selections", router, fleet.request(random.split()));
             var trivial = (java.util.function.IntFunction<java.net.http.HttpRequest>)
                     i -> http.request("GET", "/actuator/health/liveness", router, null);
-            System.out.println("== warm-up");
-            OpenLoop.run(http, rate / 2, 10, selection, RestBenchmark::decision);
+            int warmUp = Integer.getInteger("kvreuse.bench.select.warmup", 10);
+            System.out.println("== warm-up (" + warmUp + " s of selections at " + rate / 2 + "/s)");
+            OpenLoop.run(http, rate / 2, warmUp, selection, RestBenchmark::decision);
             OpenLoop.run(http, rate / 2, 5, trivial, r -> "status " + r.statusCode());
             System.out.println("== measured, open loop at " + rate + "/s");
+            double[] cpu0 = cpuNow(cp);
             OpenLoop.Result trivialResult =
                     OpenLoop.run(http, rate, Math.max(10, seconds / 2), trivial, r -> "status " + r.statusCode());
+            double[] cpu1 = cpuNow(cp);
             ServerHistogram before = ServerHistogram.read(http, cp.operator);
+            double[] cpu2 = cpuNow(cp);
             OpenLoop.Result selectionResult = OpenLoop.run(http, rate, seconds, selection, RestBenchmark::decision);
+            double[] cpu3 = cpuNow(cp);
             ServerHistogram during = ServerHistogram.read(http, cp.operator).minus(before);
             System.out.println(trivialResult.summary("GET liveness"));
             System.out.println(selectionResult.summary("POST donor-selections"));
+            printCpu("GET liveness", cpu0, cpu1, trivialResult.sent());
+            printCpu("POST donor-selections", cpu2, cpu3, selectionResult.sent());
             System.out.printf(
                     "server-side selection time (kvreuse_selection_latency, parsed request to answer): "
                             + "p50 <= %.3f ms, p99 <= %.3f ms, p99.9 <= %.3f ms over %d selections%n",
@@ -72,6 +79,27 @@ public final class RestBenchmark {
                     "median ratio selection/trivial: %.2f%n",
                     (double) selectionResult.percentile(50) / Math.max(1, trivialResult.percentile(50)));
         }
+    }
+
+    /** CPU seconds so far: the control plane, its PostgreSQL, its JIT compilers, and this load generator. */
+    private static double[] cpuNow(ControlPlane cp) {
+        double[] server = cp.cpuSeconds();
+        return new double[] {server[0], server[1], server[2], ControlPlane.cpu(ProcessHandle.current())};
+    }
+
+    /**
+     * CPU per request of one phase, by process: what a request costs the machine, where the latency
+     * figures only say whether the machine kept up.
+     */
+    private static void printCpu(String phase, double[] before, double[] after, int requests) {
+        double[] ms = new double[4];
+        for (int i = 0; i < 4; i++) {
+            ms[i] = (after[i] - before[i]) * 1000 / Math.max(1, requests);
+        }
+        System.out.printf(
+                "%-24s CPU per request: control plane %.3f ms (its JIT compilers %.3f), PostgreSQL %.3f ms,"
+                        + " load generator %.3f ms; %.3f ms in all%n",
+                phase, ms[0], ms[2], ms[1], ms[3], ms[0] + ms[1] + ms[3]);
     }
 
     private static String decision(java.net.http.HttpResponse<String> r) {
