@@ -40,12 +40,11 @@ import reactor.core.publisher.Mono;
 public class LeaseProposals implements DisposableBean {
 
     /**
-     * Concurrent writes at most; proposals that arrive while one runs are written together next. One:
-     * concurrent groups contend for the same parties' in-flight locks and serialise there anyway, and
-     * under load a single writer's larger groups spend less of PostgreSQL per proposal (with four
-     * writers, 1.1 proposals a group at 500 selections/s; docs/selection-latency.md).
+     * Concurrent writes at most; proposals that arrive while they run are written together next. One
+     * writer served selections at 800/s better, but cut the per-request lease lifecycle benchmark by
+     * 40 % (docs/selection-latency.md, "What PostgreSQL spends per selection"), so four it stays.
      */
-    static final int WRITERS = 1;
+    static final int WRITERS = 4;
 
     /** Most proposals in one statement. */
     static final int MAX_GROUP = 256;
