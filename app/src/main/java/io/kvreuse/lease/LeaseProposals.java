@@ -25,6 +25,7 @@ import org.springframework.boot.r2dbc.autoconfigure.R2dbcProperties;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
+import reactor.netty.resources.LoopResources;
 
 /**
  * Records the PROPOSED leases selection decides on, one row each, and then wakes their donors' command
@@ -57,6 +58,12 @@ public class LeaseProposals implements DisposableBean {
     // one wake-up statement in flight; donors written meanwhile are woken together by the next
     private final GroupCommit<UUID, Boolean> wakes = new GroupCommit<>(1, 4096, this::wake);
 
+    /**
+     * The proposals' connections' own event loop: on the driver's shared loops a proposal's answer
+     * waited behind the lease reports' result decoding and decisions, which run on the same threads.
+     */
+    private final LoopResources loops = LoopResources.create("kvreuse-proposals", 1, true);
+
     /** Its own small pool whose sessions run with {@code synchronous_commit = off}. */
     LeaseProposals(R2dbcProperties r2dbc, ReuseSettingsService settings, LeaseMetrics metrics) {
         this.settings = settings;
@@ -65,9 +72,10 @@ public class LeaseProposals implements DisposableBean {
                 .username(r2dbc.getUsername())
                 .password(r2dbc.getPassword())
                 .configure(options -> options.option(
-                        PostgresqlConnectionFactoryProvider.OPTIONS,
-                        // the proposal statement binds arrays: a custom plan would be made at every write
-                        Map.of("synchronous_commit", "off", "plan_cache_mode", "force_generic_plan")))
+                                PostgresqlConnectionFactoryProvider.OPTIONS,
+                                // the proposal statement binds arrays: a custom plan would be made at every write
+                                Map.of("synchronous_commit", "off", "plan_cache_mode", "force_generic_plan"))
+                        .option(PostgresqlConnectionFactoryProvider.LOOP_RESOURCES, loops))
                 .build();
         this.connections = factory instanceof ConnectionPool
                 ? factory
@@ -89,6 +97,7 @@ public class LeaseProposals implements DisposableBean {
         if (connections instanceof ConnectionPool pool) {
             pool.dispose();
         }
+        loops.dispose();
     }
 
     /**

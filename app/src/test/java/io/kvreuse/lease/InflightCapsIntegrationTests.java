@@ -36,6 +36,9 @@ class InflightCapsIntegrationTests {
     @Autowired
     DatabaseClient db;
 
+    @Autowired
+    LeaseProposals proposals;
+
     Fleet fleet;
     String domain;
     String host;
@@ -140,6 +143,22 @@ class InflightCapsIntegrationTests {
                 .isEqualTo("PROPOSED|req-b|0|1|{42}|[[0, 1]]|-|kv.fetch_gpu|0.1|0.2|1|2"
                         + "|2030-01-02 03:04:06.123457+00|2030-01-02 03:04:07.123457+00|2030-01-02 03:04:08.123457+00");
         assertThat(pins(first) + pins(second)).isZero();
+    }
+
+    /**
+     * A proposal's write answers on the proposals' own event loop, not on the driver's shared loops,
+     * where it waited behind the lease reports' result decoding and decisions (25.8 and 32.5 ms a
+     * selection during per-request lease lifecycles, 17.1 and 19.1 ms on its own loop).
+     */
+    @Test
+    void aProposalIsAnsweredOnTheProposalsOwnEventLoop() {
+        Donor d = donor();
+        Engine t = fleet.ready("PREFILL", domain, 2, host);
+        String thread = proposals
+                .record(proposal(d, t))
+                .map(written -> written + " on " + Thread.currentThread().getName())
+                .block(Duration.ofSeconds(10));
+        assertThat(thread).startsWith("true on kvreuse-proposals");
     }
 
     /**
