@@ -170,38 +170,17 @@ class InflightCapsIntegrationTests {
     void aProposalsHashesStayInItsRowUncompressedUpToAPage() {
         Donor d = donor();
         Engine t = fleet.ready("PREFILL", domain, 2, host);
-        var common = withHashes(proposal(d, t), 256);
-        var large = withHashes(proposal(d, t), 2048);
+        var common = withHashes(d, t, 256);
+        var large = withHashes(d, t, 2048);
         assertThat(propose(100, 100, common, large)).containsExactly(true, true);
         assertThat(storage(common)).isEqualTo("inline|uncompressed|full size");
         assertThat(storage(large)).isEqualTo("out of line|uncompressed|full size");
     }
 
-    private static LeaseProposals.Proposal withHashes(LeaseProposals.Proposal p, int n) {
+    private LeaseProposals.Proposal withHashes(Donor donor, Engine target, int n) {
         long[] hashes = new java.util.SplittableRandom(n).longs(n).toArray();
-        return new LeaseProposals.Proposal(
-                p.leaseId(),
-                p.requestId(),
-                p.domainId(),
-                p.transportClass(),
-                p.donorId(),
-                p.donorEpoch(),
-                p.bankId(),
-                p.bankEpoch(),
-                p.targetId(),
-                p.targetEpoch(),
-                p.localPrefixBlocks(),
-                hashes,
-                new int[] {0, n},
-                p.mmLineage(),
-                p.actionType(),
-                p.transferMs(),
-                p.recomputeMs(),
-                p.budgetBytes(),
-                p.manifestBytes(),
-                p.ttlDeadline(),
-                p.transferDeadline(),
-                p.abandonDeadline());
+        return TestProposals.proposal(
+                domain, donor.engine().id(), donor.bankId(), target.id(), clock.instant(), hashes);
     }
 
     /** How a stored lease's hashes are kept: in the row or not, compressed or not, stored at full size or not. */

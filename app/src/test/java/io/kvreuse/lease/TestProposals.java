@@ -13,6 +13,12 @@ final class TestProposals {
      * minute from {@code now}.
      */
     static LeaseProposals.Proposal proposal(String domain, String donor, String bank, String target, Instant now) {
+        return proposal(domain, donor, bank, target, now, new long[] {11, -22, 33});
+    }
+
+    /** The same with {@code hashes} as its fetched blocks, at slots {@code 0..hashes.length - 1}. */
+    static LeaseProposals.Proposal proposal(
+            String domain, String donor, String bank, String target, Instant now, long[] hashes) {
         return new LeaseProposals.Proposal(
                 UUID.randomUUID(),
                 "req-" + UUID.randomUUID(),
@@ -25,8 +31,8 @@ final class TestProposals {
                 UUID.fromString(target),
                 1,
                 0,
-                new long[] {11, -22, 33},
-                new int[] {0, 3},
+                hashes,
+                new int[] {0, hashes.length},
                 null,
                 "kv.fetch_gpu",
                 1.0,
