@@ -171,13 +171,15 @@ public class LivenessSweeper {
             return Flux.empty(); // too soon after a start or a database outage to call anyone silent
         }
         Instant silentSince = cutoff.get();
+        // NO KEY UPDATE: a lease, command or destination being written for an engine holds FOR KEY
+        // SHARE on its row (the foreign-key check); FOR UPDATE would skip that engine for the sweep
         return db.sql("""
                         WITH due AS (
                             SELECT incarnation_id, state FROM engine_incarnation
                             WHERE state = ANY(CAST(:from AS TEXT[])) AND last_heartbeat_at < :cutoff
                             ORDER BY last_heartbeat_at
                             LIMIT :batch
-                            FOR UPDATE SKIP LOCKED)
+                            FOR NO KEY UPDATE SKIP LOCKED)
                         UPDATE engine_incarnation e
                         SET state = :to, fencing_epoch = e.fencing_epoch + 1, state_changed_at = :now
                         FROM due

@@ -86,12 +86,14 @@ class AgentLivenessSweeper {
     }
 
     private Flux<Moved> move(Instant now) {
+        // NO KEY UPDATE: an order being written for a host holds FOR KEY SHARE on its row (the
+        // foreign-key check); FOR UPDATE would skip that agent for the sweep
         return db.sql("""
                         WITH due AS (
                             SELECT host_id, state AS from_state FROM node_agent
                             WHERE (state = 'ONLINE' AND last_heartbeat_at < :suspect)
                                OR (state = 'SUSPECT' AND last_heartbeat_at < :offline)
-                            FOR UPDATE SKIP LOCKED)
+                            FOR NO KEY UPDATE SKIP LOCKED)
                         UPDATE node_agent n
                         SET state = CASE WHEN due.from_state = 'SUSPECT' THEN 'OFFLINE' ELSE 'SUSPECT' END
                         FROM due WHERE n.host_id = due.host_id

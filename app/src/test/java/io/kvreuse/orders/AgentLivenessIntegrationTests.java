@@ -8,6 +8,8 @@ import io.kvreuse.support.IntegrationTest;
 import io.kvreuse.support.LeaseWorld;
 import io.kvreuse.support.MutableClock;
 import io.kvreuse.support.TestTokens;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ConnectionFactory;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +17,8 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.web.reactive.server.WebTestClient;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /** Node agents go SUSPECT, then OFFLINE, when their heartbeats stop, and come back with the next one. */
 @IntegrationTest
@@ -75,6 +79,41 @@ class AgentLivenessIntegrationTests {
         sweep(host, "OFFLINE", fleet);
         assertThat(transitions(host)).containsExactly("ONLINE>SUSPECT", "SUSPECT>OFFLINE");
     }
+
+    @Test
+    void anAgentAnOpenTransactionReferencesStillGoesSuspect() {
+        Fleet fleet = new Fleet(http, tokens);
+        String host = Fleet.host();
+        fleet.post(
+                "/api/v1/agents",
+                tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host),
+                Map.of(
+                        "hostId", host,
+                        "gpus", List.of(Map.of("ordinal", 0, "uuid", "GPU-" + UUID.randomUUID())),
+                        "nixlAgents", List.of()),
+                201);
+        clock.advance(Duration.ofSeconds(20));
+        // an order being written for this host: the foreign-key check holds FOR KEY SHARE on its row
+        Connection writer = Mono.from(connections.create()).block(Duration.ofSeconds(30));
+        try {
+            Mono.from(writer.beginTransaction())
+                    .thenMany(Flux.from(
+                                    writer.createStatement("SELECT 1 FROM node_agent WHERE host_id = $1 FOR KEY SHARE")
+                                            .bind("$1", host)
+                                            .execute())
+                            .flatMap(r -> r.map((row, meta) -> row.get(0))))
+                    .then()
+                    .block(Duration.ofSeconds(30));
+            sweep(host, "SUSPECT", fleet);
+        } finally {
+            Mono.from(writer.rollbackTransaction())
+                    .then(Mono.from(writer.close()))
+                    .block(Duration.ofSeconds(30));
+        }
+    }
+
+    @Autowired
+    ConnectionFactory connections;
 
     private List<String> transitions(String host) {
         return db.sql(
