@@ -252,10 +252,13 @@ class KvEventBridgeIntegrationTests {
         registry = new SimpleMeterRegistry();
         bridge();
         await(() -> registry.get("kvreuse.agent.kv.events.streams").gauge().value() == 1, "the new agent's stream");
-        p.awaitNewSubscription(); // a rank that awaits its snapshot asks for no catch-up
-        // published once the new subscription is in: it arrives and is dropped, not applied
-        p.publish(vllmMapBatch(List.of(storedMap(u64(chain[2]), chain[1], 2, "GPU")), 0));
-        await(() -> count("awaiting.snapshot") > 0, "the batch dropped while the rank awaits its snapshot");
+        // a rank that awaits its snapshot asks for no catch-up, and a batch sent before the new
+        // subscriber joined never reaches it: sent again until one arrives, each dropped, not applied
+        long resend = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        do {
+            p.publish(vllmMapBatch(List.of(storedMap(u64(chain[2]), chain[1], 2, "GPU")), 0));
+        } while (!within(Duration.ofMillis(250), () -> count("awaiting.snapshot") > 0) && System.nanoTime() < resend);
+        p.subscriptionsAwaited(); // the new agent's, so that the one behind the snapshot is awaited below
         assertThat(count("awaiting.snapshot")).isPositive();
         assertThat(blocks(bank, 0)).isEqualTo(1);
         assertThat(audit(bank)).filteredOn("EVENT_GAP"::equals).hasSize(1);

@@ -75,11 +75,33 @@ final class TestPublisher implements AutoCloseable {
         long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
         while (subscriptions <= awaited) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("no new subscriber within 20 s (" + subscriptions + " so far)");
+                throw new AssertionError("no new subscriber within 20 s (" + subscriptions
+                        + " so far); ZMQ and bridge threads:" + zmqThreads());
             }
             readSubscriptions(100);
         }
         awaited++;
+    }
+
+    /** What the bridge's and ZMQ's threads were doing, for a failure that happens only on a loaded machine. */
+    private static String zmqThreads() {
+        StringBuilder out = new StringBuilder();
+        Thread.getAllStackTraces().forEach((t, stack) -> {
+            String name = t.getName();
+            if (name.contains("kv-events") || name.startsWith("reaper") || name.startsWith("iothread")) {
+                out.append('\n').append(name).append(' ').append(t.getState());
+                for (int i = 0; i < Math.min(8, stack.length); i++) {
+                    out.append("\n    at ").append(stack[i]);
+                }
+            }
+        });
+        return out.toString();
+    }
+
+    /** Counts every subscriber that joined so far as awaited: the next await waits for a later one. */
+    synchronized void subscriptionsAwaited() {
+        readSubscriptions(0);
+        awaited = subscriptions;
     }
 
     /** Replay requests answered so far (their end marker sent). */
