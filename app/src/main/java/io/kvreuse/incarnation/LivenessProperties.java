@@ -29,6 +29,19 @@ record LivenessProperties(
         @Min(1) @Max(100_000) @DefaultValue("1000") int sweepBatchSize,
         @DefaultValue("true") boolean sweepEnabled) {
 
+    /**
+     * Real time between two sweeps that reached the database beyond which the time between them is
+     * taken as not watched (the database hung, or this replica stood still): half of {@code
+     * suspectAfter}, so a hang shorter than that cannot by itself make an engine that heartbeats well
+     * within {@code suspectAfter} look silent; at least three sweep intervals, so that sweeps at their
+     * usual pace never count as a gap.
+     */
+    Duration unwatchedGap() {
+        Duration half = suspectAfter.dividedBy(2);
+        Duration paced = sweepInterval.multipliedBy(3);
+        return half.compareTo(paced) > 0 ? half : paced;
+    }
+
     @AssertTrue(message = "lostAfter must be longer than suspectAfter, and both positive")
     boolean isOrdered() {
         return suspectAfter.isPositive() && lostAfter.compareTo(suspectAfter) > 0 && sweepInterval.isPositive();

@@ -8,6 +8,7 @@ import static io.kvreuse.incarnation.IncarnationState.SUSPECT;
 
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
+import io.kvreuse.config.Ticker;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
@@ -34,9 +35,10 @@ import reactor.core.publisher.Mono;
  * runs in a transaction that first takes a transaction-level advisory lock and gives up when another
  * replica holds it. The moves are set-based conditional updates, so even overlapping sweeps could
  * never move one incarnation twice. Silence is measured only from the moment this replica could
- * hear heartbeats ({@link ObservedSilence}): from its web server's start, and after a sweep that
- * could not reach PostgreSQL from the first sweep that did; heartbeats sent while the control plane
- * or its database was away were lost, not missed. One sweep moves an incarnation at most one state:
+ * hear heartbeats ({@link ObservedSilence}): from its web server's start, after a sweep that could
+ * not reach PostgreSQL from the first sweep that did, and after a database that hung from the first
+ * sweep it answered; heartbeats sent while the control plane or its database was away were lost,
+ * not missed. One sweep moves an incarnation at most one state:
  * SUSPECT to LOST runs before READY to SUSPECT, so a long silence shows as SUSPECT for at least a
  * sweep interval, never as READY then LOST.
  */
@@ -58,7 +60,7 @@ public class LivenessSweeper {
     private final Clock clock;
     private final LivenessProperties props;
     private final MeterRegistry meters;
-    private final ObservedSilence silence = new ObservedSilence();
+    private final ObservedSilence silence;
 
     LivenessSweeper(
             DatabaseClient db,
@@ -66,6 +68,7 @@ public class LivenessSweeper {
             AuditTrail audit,
             ApplicationEventPublisher events,
             Clock clock,
+            Ticker ticker,
             LivenessProperties props,
             MeterRegistry meters) {
         this.db = db;
@@ -75,6 +78,7 @@ public class LivenessSweeper {
         this.clock = clock;
         this.props = props;
         this.meters = meters;
+        this.silence = new ObservedSilence(props.unwatchedGap(), ticker::nanos);
         for (String outcome : List.of("ran", "skipped", "failed")) {
             sweeps(outcome);
         }
@@ -128,7 +132,8 @@ public class LivenessSweeper {
             Instant now = clock.instant();
             List<IncarnationStateChanged> moved = new ArrayList<>();
             Mono<Boolean> sweep = tryLock().flatMap(locked -> {
-                silence.reached(now);
+                // the time the database answered, not the sweep's start: the answer may have hung
+                silence.reached(clock.instant());
                 if (!locked) {
                     return Mono.just(false);
                 }

@@ -3,6 +3,7 @@ package io.kvreuse.incarnation;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -14,12 +15,31 @@ import org.jspecify.annotations.Nullable;
  * the database after a failed one — and until {@code after} has passed since then, nobody is judged
  * silent for {@code after}. Without this a restart or an outage longer than {@code lost-after} would
  * make every engine of the fleet LOST (final) in the first sweep after it.
+ *
+ * <p>A database that hangs rather than fails (a stalled disk, a frozen VM) fails no sweep: its
+ * statements just do not come back, and neither do the heartbeats' writes. So a sweep that reaches
+ * the database more than {@code unwatchedGap} of real time (a monotonic clock, not the injected one)
+ * after the previous sweep did also ends a time nobody watched: silence counts again only from then.
  */
 final class ObservedSilence {
 
+    private final long unwatchedGapNanos;
+    private final LongSupplier nanos;
     private boolean listening;
     private boolean failing;
     private @Nullable Instant observingSince;
+    private boolean reachedBefore;
+    private long lastReachedNanos;
+
+    /**
+     * @param unwatchedGap real time between two sweeps that reached the database beyond which the
+     *     time between them counts as not watched
+     * @param nanos a monotonic clock in nanoseconds ({@code System::nanoTime})
+     */
+    ObservedSilence(Duration unwatchedGap, LongSupplier nanos) {
+        this.unwatchedGapNanos = unwatchedGap.toNanos();
+        this.nanos = nanos;
+    }
 
     /** The replica's web server accepts connections as of {@code now}: heartbeats can arrive. */
     synchronized void listening(Instant now) {
@@ -34,14 +54,19 @@ final class ObservedSilence {
         failing = true;
     }
 
-    /** A sweep reached the database at {@code now}: the end of an outage if the last one had not. */
+    /**
+     * A sweep reached the database at {@code now} (read after the database answered): the end of an
+     * outage if the last sweep had not, or of a hang if no sweep had for longer than the gap.
+     */
     synchronized void reached(Instant now) {
-        if (failing) {
-            failing = false;
-            if (listening) {
-                observingSince = now;
-            }
+        long at = nanos.getAsLong();
+        boolean hung = reachedBefore && at - lastReachedNanos > unwatchedGapNanos;
+        reachedBefore = true;
+        lastReachedNanos = at;
+        if ((failing || hung) && listening) {
+            observingSince = now;
         }
+        failing = false;
     }
 
     /**

@@ -215,6 +215,24 @@ class LivenessSweeperIntegrationTests {
     }
 
     @Test
+    void heartbeatsAHungDatabaseHeldAreNoSilenceUntilSuspectAfterPassedSinceItAnswered() {
+        UUID id = engines.ready(engine, registration(domain, newHost(), 0, 1));
+        sweep();
+        // the database hangs past suspect-after: no sweep fails, none reaches it, no heartbeat lands
+        clock.advanceUnwatched(Duration.ofSeconds(11));
+        sweep();
+        assertThat(engines.view(engine, id)).containsEntry("state", "READY").containsEntry("fencingEpoch", 2);
+        // from its first answer the replica watches again; a silence of suspect-after since then counts
+        clock.advance(Duration.ofSeconds(9));
+        sweep();
+        assertThat(engines.view(engine, id)).containsEntry("state", "READY");
+        clock.advance(Duration.ofSeconds(2));
+        sweep();
+        assertThat(engines.view(engine, id)).containsEntry("state", "SUSPECT").containsEntry("fencingEpoch", 3);
+        assertThat(engines.transitions(id)).containsOnlyOnce("READY>SUSPECT@3" + SWEEPER);
+    }
+
+    @Test
     void anIncarnationAnOpenTransactionReferencesStillMovesInThisSweep() {
         UUID id = engines.ready(engine, registration(domain, newHost(), 0, 1));
         clock.advance(Duration.ofSeconds(61));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 class ObservedSilenceTests {
@@ -11,10 +12,14 @@ class ObservedSilenceTests {
     private static final Instant T0 = Instant.parse("2026-11-30T00:00:00Z");
     private static final Duration SUSPECT_AFTER = Duration.ofSeconds(10);
     private static final Duration LOST_AFTER = Duration.ofSeconds(60);
+    private static final Duration GAP = Duration.ofSeconds(5);
+
+    /** The monotonic clock the gap is measured on; the tests below move it only where they say so. */
+    private final AtomicLong realTime = new AtomicLong();
 
     @Test
     void withoutAnOutageSilenceIsMeasuredFromTheHeartbeat() {
-        ObservedSilence silence = new ObservedSilence();
+        ObservedSilence silence = new ObservedSilence(GAP, realTime::get);
         silence.listening(T0.minusSeconds(120));
         silence.reached(T0);
         assertThat(silence.cutoff(T0.plusSeconds(30), SUSPECT_AFTER)).contains(T0.plusSeconds(20));
@@ -23,7 +28,7 @@ class ObservedSilenceTests {
 
     @Test
     void nobodyIsJudgedSilentDuringAnOutageNorUntilTheWindowPassedAfterIt() {
-        ObservedSilence silence = new ObservedSilence();
+        ObservedSilence silence = new ObservedSilence(GAP, realTime::get);
         silence.listening(T0.minusSeconds(120));
         silence.reached(T0);
         silence.failed();
@@ -45,7 +50,7 @@ class ObservedSilenceTests {
 
     @Test
     void onlyTheFirstSweepAfterAnOutageStartsTheWindow() {
-        ObservedSilence silence = new ObservedSilence();
+        ObservedSilence silence = new ObservedSilence(GAP, realTime::get);
         silence.listening(T0.minusSeconds(120));
         silence.failed();
         silence.reached(T0);
@@ -55,7 +60,7 @@ class ObservedSilenceTests {
 
     @Test
     void aReplicaJudgesNobodyBeforeItCouldHearHeartbeatsNorUntilTheWindowPassedSinceThen() {
-        ObservedSilence silence = new ObservedSilence();
+        ObservedSilence silence = new ObservedSilence(GAP, realTime::get);
         // the database answers before the web server listens (a restart: engines cannot reach it yet)
         silence.reached(T0);
         assertThat(silence.cutoff(T0.plusSeconds(90), SUSPECT_AFTER)).isEmpty();
@@ -78,11 +83,57 @@ class ObservedSilenceTests {
 
     @Test
     void anOutageBeforeTheWebServerListensDoesNotOpenTheWindowEarly() {
-        ObservedSilence silence = new ObservedSilence();
+        ObservedSilence silence = new ObservedSilence(GAP, realTime::get);
         silence.failed();
         silence.reached(T0);
         silence.listening(T0.plusSeconds(20));
         assertThat(silence.cutoff(T0.plusSeconds(25), SUSPECT_AFTER)).isEmpty();
         assertThat(silence.cutoff(T0.plusSeconds(31), SUSPECT_AFTER)).contains(T0.plusSeconds(21));
+    }
+
+    @Test
+    void aDatabaseThatHungLongerThanTheGapEndsTheWatchedTimeAtItsFirstAnswer() {
+        ObservedSilence silence = new ObservedSilence(GAP, realTime::get);
+        silence.listening(T0.minusSeconds(120));
+        silence.reached(T0);
+        // the next sweep's first statement hangs for 90 s: no sweep fails, none reaches the database
+        realTime.addAndGet(Duration.ofSeconds(90).toNanos());
+        Instant answered = T0.plusSeconds(90);
+        silence.reached(answered);
+        assertThat(silence.cutoff(answered, SUSPECT_AFTER)).isEmpty();
+        assertThat(silence.cutoff(answered.plusSeconds(9), SUSPECT_AFTER)).isEmpty();
+        assertThat(silence.cutoff(answered.plusSeconds(11), SUSPECT_AFTER)).contains(answered.plusSeconds(1));
+        assertThat(silence.cutoff(answered.plusSeconds(59), LOST_AFTER)).isEmpty();
+        assertThat(silence.cutoff(answered.plusSeconds(61), LOST_AFTER)).contains(answered.plusSeconds(1));
+    }
+
+    @Test
+    void sweepsAtTheirUsualPaceAreNoGapHoweverFarTheClockMoves() {
+        ObservedSilence silence = new ObservedSilence(GAP, realTime::get);
+        silence.listening(T0.minusSeconds(120));
+        for (int i = 0; i <= 90; i++) {
+            // one sweep a (real) second while the injected clock jumps ahead, as tests move it
+            silence.reached(T0.plusSeconds(i));
+            realTime.addAndGet(Duration.ofSeconds(1).toNanos());
+        }
+        silence.reached(T0.plusSeconds(200));
+        assertThat(silence.cutoff(T0.plusSeconds(200), LOST_AFTER)).contains(T0.plusSeconds(140));
+        // exactly the gap is still watched; a nanosecond more is not
+        realTime.addAndGet(GAP.toNanos());
+        silence.reached(T0.plusSeconds(201));
+        assertThat(silence.cutoff(T0.plusSeconds(201), SUSPECT_AFTER)).contains(T0.plusSeconds(191));
+        realTime.addAndGet(GAP.toNanos() + 1);
+        silence.reached(T0.plusSeconds(202));
+        assertThat(silence.cutoff(T0.plusSeconds(202), SUSPECT_AFTER)).isEmpty();
+    }
+
+    @Test
+    void theUnwatchedGapIsHalfOfSuspectAfterAndAtLeastThreeSweepIntervals() {
+        assertThat(new LivenessProperties(SUSPECT_AFTER, LOST_AFTER, Duration.ofSeconds(1), 1000, true).unwatchedGap())
+                .isEqualTo(Duration.ofSeconds(5));
+        assertThat(new LivenessProperties(
+                                Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(1), 1000, true)
+                        .unwatchedGap())
+                .isEqualTo(Duration.ofSeconds(3));
     }
 }
