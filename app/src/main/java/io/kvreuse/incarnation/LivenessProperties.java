@@ -1,5 +1,6 @@
 package io.kvreuse.incarnation;
 
+import io.kvreuse.store.ObservedSilence;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
@@ -29,17 +30,9 @@ record LivenessProperties(
         @Min(1) @Max(100_000) @DefaultValue("1000") int sweepBatchSize,
         @DefaultValue("true") boolean sweepEnabled) {
 
-    /**
-     * Real time between two sweeps that reached the database beyond which the time between them is
-     * taken as not watched (the database hung, or this replica stood still): half of {@code
-     * suspectAfter}, so a hang shorter than that cannot by itself make an engine that heartbeats well
-     * within {@code suspectAfter} look silent; at least three sweep intervals, so that sweeps at their
-     * usual pace never count as a gap.
-     */
+    /** Real time between two sweeps beyond which the time between them was not watched ({@link ObservedSilence}). */
     Duration unwatchedGap() {
-        Duration half = suspectAfter.dividedBy(2);
-        Duration paced = sweepInterval.multipliedBy(3);
-        return half.compareTo(paced) > 0 ? half : paced;
+        return ObservedSilence.gapFor(suspectAfter, sweepInterval);
     }
 
     @AssertTrue(message = "lostAfter must be longer than suspectAfter, and both positive")

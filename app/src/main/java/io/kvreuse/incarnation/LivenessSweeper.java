@@ -9,6 +9,7 @@ import static io.kvreuse.incarnation.IncarnationState.SUSPECT;
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
 import io.kvreuse.config.Ticker;
+import io.kvreuse.store.ObservedSilence;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;

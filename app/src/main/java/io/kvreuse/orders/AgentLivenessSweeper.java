@@ -2,6 +2,8 @@ package io.kvreuse.orders;
 
 import io.kvreuse.audit.AuditEntry;
 import io.kvreuse.audit.AuditTrail;
+import io.kvreuse.config.Ticker;
+import io.kvreuse.store.ObservedSilence;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -9,7 +11,6 @@ import java.time.ZoneOffset;
 import java.util.List;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.context.event.EventListener;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -23,8 +24,10 @@ import reactor.core.publisher.Mono;
  * Marks node agents SUSPECT, then OFFLINE, when their heartbeats stop; a heartbeat or a
  * re-registration makes them ONLINE again. Runs on one replica at a time (advisory lock). An
  * OFFLINE agent's orders are not reassigned: a transfer it started may still be running. As for
- * engines, silence counts only from when this replica's web server listens (a control-plane restart
- * is not the agents' silence), and one sweep moves an agent one state at most.
+ * engines ({@link ObservedSilence}), silence counts only from when this replica could hear heartbeats:
+ * its web server listening (a control-plane restart is not the agents' silence), and the first sweep
+ * that reached the database after one that failed or after a hang. One sweep moves an agent one state
+ * at most.
  */
 @Component
 class AgentLivenessSweeper {
@@ -37,27 +40,28 @@ class AgentLivenessSweeper {
     private final AuditTrail audit;
     private final Clock clock;
     private final AgentLivenessProperties properties;
-    private volatile @Nullable Instant listeningSince;
+    private final ObservedSilence silence;
 
     AgentLivenessSweeper(
             DatabaseClient db,
             TransactionalOperator tx,
             AuditTrail audit,
             Clock clock,
+            Ticker ticker,
             AgentLivenessProperties properties) {
         this.db = db;
         this.tx = tx;
         this.audit = audit;
         this.clock = clock;
         this.properties = properties;
+        this.silence = new ObservedSilence(
+                ObservedSilence.gapFor(properties.suspectAfter(), properties.sweepInterval()), ticker::nanos);
     }
 
     /** Heartbeats can reach this replica from now on. */
     @EventListener(WebServerInitializedEvent.class)
     void listening() {
-        if (listeningSince == null) {
-            listeningSince = clock.instant();
-        }
+        silence.listening(clock.instant());
     }
 
     @Scheduled(fixedDelayString = "${kvreuse.agents.sweep-interval:1s}")
@@ -74,6 +78,7 @@ class AgentLivenessSweeper {
                 .bind("key", LOCK_KEY)
                 .map((row, meta) -> Boolean.TRUE.equals(row.get("locked", Boolean.class)))
                 .one()
+                .doOnNext(locked -> silence.reached(clock.instant()))
                 .flatMap(locked -> locked ? move(now).collectList() : Mono.just(List.<Moved>of()))
                 // the moved rows are all read before the audit inserts go out on the same connection:
                 // an insert issued while the update's rows still stream waits for them, and they wait
@@ -82,7 +87,8 @@ class AgentLivenessSweeper {
                         .concatMap(m -> audit.record(
                                 AuditEntry.transition("system", "agent", m.hostId(), m.from(), m.to(), m.epoch())))
                         .then(Mono.just(moved)))
-                .as(tx::transactional);
+                .as(tx::transactional)
+                .doOnError(e -> silence.failed());
     }
 
     private Flux<Moved> move(Instant now) {
@@ -110,13 +116,12 @@ class AgentLivenessSweeper {
     }
 
     /**
-     * Heartbeats older than this are silence of {@code after}; before this replica has listened for
-     * {@code after}, a cutoff no heartbeat is older than (nobody is judged for time nobody watched).
+     * Heartbeats older than this are silence of {@code after}; until this replica has watched for
+     * {@code after} (since it listened, or since the database answered again after an outage or a
+     * hang), a cutoff no heartbeat is older than: nobody is judged for time nobody watched.
      */
     private Instant cutoff(Instant now, Duration after) {
-        Instant since = listeningSince;
-        Instant cutoff = now.minus(after);
-        return since == null || since.isAfter(cutoff) ? Instant.EPOCH : cutoff;
+        return silence.cutoff(now, after).orElse(Instant.EPOCH);
     }
 
     /** One agent's change of liveness. */

@@ -81,6 +81,31 @@ class AgentLivenessIntegrationTests {
     }
 
     @Test
+    void heartbeatsAHungDatabaseHeldAreNoSilenceOfTheAgent() {
+        Fleet fleet = new Fleet(http, tokens);
+        String host = Fleet.host();
+        fleet.post(
+                "/api/v1/agents",
+                tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host),
+                Map.of(
+                        "hostId", host,
+                        "gpus", List.of(Map.of("ordinal", 0, "uuid", "GPU-" + UUID.randomUUID())),
+                        "nixlAgents", List.of()),
+                201);
+        sweeper.sweepOnce().block(Duration.ofSeconds(5));
+        // the database hangs past the agents' suspect-after (15 s): no sweep reaches it, no heartbeat lands
+        clock.advanceUnwatched(Duration.ofSeconds(20));
+        sweeper.sweepOnce().block(Duration.ofSeconds(5));
+        clock.advance(Duration.ofSeconds(14));
+        sweeper.sweepOnce().block(Duration.ofSeconds(5));
+        assertThat(state(fleet, host)).isEqualTo("ONLINE");
+        // watched for suspect-after since the database answered again: now the silence counts
+        clock.advance(Duration.ofSeconds(2));
+        sweep(host, "SUSPECT", fleet);
+        assertThat(transitions(host)).containsExactly("ONLINE>SUSPECT");
+    }
+
+    @Test
     void anAgentAnOpenTransactionReferencesStillGoesSuspect() {
         Fleet fleet = new Fleet(http, tokens);
         String host = Fleet.host();

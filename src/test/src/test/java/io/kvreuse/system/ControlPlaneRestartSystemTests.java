@@ -2,7 +2,6 @@ package io.kvreuse.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvreuse.sim.SimEngine;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -12,7 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -40,7 +38,7 @@ class ControlPlaneRestartSystemTests {
     @Test
     void aSeventySecondRestartOfTheWholeControlPlaneMakesNoEngineSuspect() throws Exception {
         String since = fleet.now();
-        Map<String, String> before = engines();
+        Map<String, String> before = fleet.engineStates();
         assertThat(before.values())
                 .as("every simulated engine READY before the crash")
                 .allMatch(s -> s.startsWith("READY@"));
@@ -86,7 +84,7 @@ class ControlPlaneRestartSystemTests {
             Thread.sleep(HEARD_AFTER.toMillis());
             fleet.balancer.unblock();
             Thread.sleep(5_000);
-            soonAfter = engines();
+            soonAfter = fleet.engineStates();
             Thread.sleep(Traffic.FAIL_BACK_AFTER.toMillis() + 3_000);
             traffic.close();
             samples = traffic.samples();
@@ -112,8 +110,8 @@ class ControlPlaneRestartSystemTests {
                 .isEqualTo(all.size());
 
         // by now suspect-after has passed since the restart: the engines were judged, and found alive
-        assertThat(engines()).as("engines long after the restart").isEqualTo(before);
-        assertThat(livenessMoves(since))
+        assertThat(fleet.engineStates()).as("engines long after the restart").isEqualTo(before);
+        assertThat(fleet.livenessMoves(since))
                 .as("liveness moves of engines and agents since the crash")
                 .isEmpty();
         fleet.assertEnginesHealthy();
@@ -129,44 +127,6 @@ class ControlPlaneRestartSystemTests {
     }
 
     /** The simulated engines' incarnations as {@code state@epoch}, by id, from PostgreSQL. */
-    private static Map<String, String> engines() throws Exception {
-        List<String> ids = fleet.hosts.stream()
-                .flatMap(h -> java.util.stream.Stream.concat(h.decodes().stream(), h.prefills().stream()))
-                .map(SimEngine::id)
-                .toList();
-        Map<String, String> states = new TreeMap<>();
-        try (Connection c = fleet.jdbc();
-                PreparedStatement s = c.prepareStatement(
-                        "SELECT incarnation_id::text, state || '@' || fencing_epoch FROM engine_incarnation"
-                                + " WHERE incarnation_id::text = ANY(?)")) {
-            s.setArray(1, c.createArrayOf("text", ids.toArray()));
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    states.put(rs.getString(1), rs.getString(2));
-                }
-            }
-        }
-        assertThat(states).hasSize(ids.size());
-        return states;
-    }
-
-    private static List<String> livenessMoves(String since) throws Exception {
-        List<String> moves = new java.util.ArrayList<>();
-        try (Connection c = fleet.jdbc();
-                PreparedStatement s = c.prepareStatement("""
-                        SELECT subject_type || ' ' || subject_id || ' ' || from_state || '>' || to_state FROM audit_event
-                        WHERE at >= CAST(? AS timestamptz) AND action = 'TRANSITION'
-                          AND (actor = 'system:liveness' OR (subject_type = 'agent' AND actor = 'system'))""")) {
-            s.setString(1, since);
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    moves.add(rs.getString(1));
-                }
-            }
-        }
-        return moves;
-    }
-
     private static Set<String> leasesInFlight() throws Exception {
         Set<String> ids = new HashSet<>();
         try (Connection c = fleet.jdbc();

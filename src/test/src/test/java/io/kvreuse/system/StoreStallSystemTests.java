@@ -16,19 +16,22 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * PostgreSQL hangs (SIGSTOP of the server and every backend) for 10 s under load, connections open:
+ * PostgreSQL hangs (SIGSTOP of the server and every backend) for 14 s under load, connections open:
  * unlike a stopped database, nothing fails fast. Every selection still answers with a fail-open
  * no-hint (STORE_UNAVAILABLE once the hang is noticed, DEADLINE before), half of them within the
  * 100 ms deadline as the router sees it and none later than 100 ms past it (a selection that waited
- * on the hang would take 10 s; the allowance is the router's own scheduling on a loaded 2-core
+ * on the hang would take 14 s; the allowance is the router's own scheduling on a loaded 2-core
  * machine, where fresh-clone runs saw single answers at 121 and 135 ms at the hang's start),
  * readiness answers within a second and says DOWN, a lease written after its router's answer is
- * withdrawn, and everything recovers once the database runs again.
+ * withdrawn, and everything recovers once the database runs again. The hang is longer than
+ * suspect-after and held every heartbeat, but it is nobody's silence: no engine or agent moves, no
+ * fencing epoch changes.
  */
 class StoreStallSystemTests {
 
     static final int DEADLINE_MS = 100;
-    static final Duration STALL = Duration.ofSeconds(10);
+    // longer than suspect-after (10 s): the hang held the engines' heartbeats, which is nobody's silence
+    static final Duration STALL = Duration.ofSeconds(14);
     static final Set<String> FAIL_OPEN = Set.of(
             "NO_HINT:STORE_UNAVAILABLE",
             "NO_HINT:DEADLINE",
@@ -48,6 +51,10 @@ class StoreStallSystemTests {
     @Test
     void selectionsKeepTheirDeadlineAndReadinessAnswersWhilePostgresqlHangs() throws Exception {
         String since = fleet.now();
+        Map<String, String> engines = fleet.engineStates();
+        assertThat(engines.values())
+                .as("every simulated engine READY before the hang")
+                .allMatch(st -> st.startsWith("READY@"));
         List<Probe> probes = new CopyOnWriteArrayList<>();
         long stoppedAt;
         long continuedAt;
@@ -139,6 +146,12 @@ class StoreStallSystemTests {
                 + since + "' AND subject_type = 'lease'");
         fleet.assertEnginesHealthy();
         fleet.assertInvariants();
+        assertThat(fleet.livenessMoves(since))
+                .as("liveness moves of engines and agents since the hang began")
+                .isEmpty();
+        assertThat(fleet.engineStates())
+                .as("engines after the hang, at their fencing epochs")
+                .isEqualTo(engines);
 
         Map<String, Object> results = new LinkedHashMap<>();
         results.put("stallMs", (continuedAt - stoppedAt) / 1_000_000);

@@ -3,6 +3,7 @@ package io.kvreuse.system;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvreuse.sim.SimDecodeEngine;
+import io.kvreuse.sim.SimEngine;
 import io.kvreuse.sim.SimHttp;
 import io.kvreuse.sim.SimPrefillEngine;
 import io.kvreuse.testkit.KvReuseClient;
@@ -10,6 +11,7 @@ import io.kvreuse.testkit.SampleContracts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
@@ -19,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -347,6 +350,46 @@ final class SystemFleet implements AutoCloseable {
     }
 
     /** The database's clock, to select what a scenario created. */
+    /** Every simulated engine's incarnation state and fencing epoch, as {@code STATE@epoch}, by incarnation id. */
+    Map<String, String> engineStates() throws Exception {
+        List<String> ids = hosts.stream()
+                .flatMap(h -> java.util.stream.Stream.concat(h.decodes().stream(), h.prefills().stream()))
+                .map(SimEngine::id)
+                .toList();
+        Map<String, String> states = new TreeMap<>();
+        try (Connection c = jdbc();
+                PreparedStatement s = c.prepareStatement(
+                        "SELECT incarnation_id::text, state || '@' || fencing_epoch FROM engine_incarnation"
+                                + " WHERE incarnation_id::text = ANY(?)")) {
+            s.setArray(1, c.createArrayOf("text", ids.toArray()));
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    states.put(rs.getString(1), rs.getString(2));
+                }
+            }
+        }
+        assertThat(states).hasSize(ids.size());
+        return states;
+    }
+
+    /** The liveness moves of engines and agents audited since {@code since}. */
+    List<String> livenessMoves(String since) throws Exception {
+        List<String> moves = new java.util.ArrayList<>();
+        try (Connection c = jdbc();
+                PreparedStatement s = c.prepareStatement("""
+                        SELECT subject_type || ' ' || subject_id || ' ' || from_state || '>' || to_state FROM audit_event
+                        WHERE at >= CAST(? AS timestamptz) AND action = 'TRANSITION'
+                          AND (actor = 'system:liveness' OR (subject_type = 'agent' AND actor = 'system'))""")) {
+            s.setString(1, since);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    moves.add(rs.getString(1));
+                }
+            }
+        }
+        return moves;
+    }
+
     String now() throws Exception {
         try (Connection c = jdbc();
                 Statement s = c.createStatement();

@@ -1,4 +1,4 @@
-package io.kvreuse.incarnation;
+package io.kvreuse.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -129,11 +129,8 @@ class ObservedSilenceTests {
 
     @Test
     void theUnwatchedGapIsHalfOfSuspectAfterAndAtLeastThreeSweepIntervals() {
-        assertThat(new LivenessProperties(SUSPECT_AFTER, LOST_AFTER, Duration.ofSeconds(1), 1000, true).unwatchedGap())
-                .isEqualTo(Duration.ofSeconds(5));
-        assertThat(new LivenessProperties(
-                                Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(1), 1000, true)
-                        .unwatchedGap())
+        assertThat(ObservedSilence.gapFor(SUSPECT_AFTER, Duration.ofSeconds(1))).isEqualTo(Duration.ofSeconds(5));
+        assertThat(ObservedSilence.gapFor(Duration.ofSeconds(2), Duration.ofSeconds(1)))
                 .isEqualTo(Duration.ofSeconds(3));
     }
 }
