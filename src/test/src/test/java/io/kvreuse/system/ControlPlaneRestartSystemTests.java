@@ -27,6 +27,7 @@ class ControlPlaneRestartSystemTests {
     static final int DEADLINE_MS = 500;
     static final Duration AWAY = Duration.ofSeconds(70);
     static final Duration HEARD_AFTER = Duration.ofSeconds(5);
+    static final Duration FROZEN = Duration.ofSeconds(14);
 
     static SystemFleet fleet;
 
@@ -124,6 +125,41 @@ class ControlPlaneRestartSystemTests {
         results.put("outcomes", Traffic.outcomes(samples));
         results.put("leasesByOutcome", fleet.leaseOutcomes(since));
         SystemResults.record("controlPlaneRestart", results);
+    }
+
+    /**
+     * Every replica frozen (SIGSTOP) for longer than {@code suspect-after}, then running again: no
+     * restart, so nothing tells the replicas they were away except that their sweeps stood still. Their
+     * clocks jumped; the engines were not silent. They stay READY at their fencing epochs although
+     * they are heard only some seconds after the replicas run again.
+     */
+    @Test
+    void aFrozenControlPlaneJudgesNobodyForTheTimeItStoodStill() throws Exception {
+        String since = fleet.now();
+        Map<String, String> before = fleet.engineStates();
+        assertThat(before.values())
+                .as("every simulated engine READY before the freeze")
+                .allMatch(s -> s.startsWith("READY@"));
+        fleet.balancer.block();
+        for (KvReuseProcess replica : fleet.replicas) {
+            replica.signal("STOP");
+        }
+        SystemFleet.log("froze every replica (SIGSTOP)");
+        Thread.sleep(FROZEN.toMillis());
+        for (KvReuseProcess replica : fleet.replicas) {
+            replica.signal("CONT");
+        }
+        SystemFleet.log("replicas running again (SIGCONT)");
+        // a sweeper that judged by the wall clock alone made every engine SUSPECT in its first sweep
+        Thread.sleep(HEARD_AFTER.toMillis());
+        fleet.balancer.unblock();
+        // suspect-after (10 s) has passed since the replicas ran again: the engines were judged
+        Thread.sleep(8_000);
+        assertThat(fleet.livenessMoves(since))
+                .as("liveness moves of engines and agents since the freeze")
+                .isEmpty();
+        assertThat(fleet.engineStates()).as("engines after the freeze").isEqualTo(before);
+        fleet.assertEnginesHealthy();
     }
 
     /** The simulated engines' incarnations as {@code state@epoch}, by id, from PostgreSQL. */
