@@ -30,7 +30,7 @@ import reactor.core.publisher.Mono;
  * at most.
  */
 @Component
-class AgentLivenessSweeper {
+public class AgentLivenessSweeper {
 
     private static final Log log = LogFactory.getLog(AgentLivenessSweeper.class);
     private static final long LOCK_KEY = 0x6b76_7265_7573_6541L;
@@ -72,7 +72,7 @@ class AgentLivenessSweeper {
     }
 
     /** One sweep; the agents moved, or empty when another replica holds the sweep. */
-    Mono<List<Moved>> sweepOnce() {
+    public Mono<List<Moved>> sweepOnce() {
         Instant now = clock.instant();
         return db.sql("SELECT pg_try_advisory_xact_lock(:key) AS locked")
                 .bind("key", LOCK_KEY)
@@ -125,5 +125,5 @@ class AgentLivenessSweeper {
     }
 
     /** One agent's change of liveness. */
-    record Moved(String hostId, String from, String to, long epoch) {}
+    public record Moved(String hostId, String from, String to, long epoch) {}
 }

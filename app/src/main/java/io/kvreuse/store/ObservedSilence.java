@@ -31,6 +31,7 @@ public final class ObservedSilence {
     private @Nullable Instant observingSince;
     private boolean reachedBefore;
     private long lastReachedNanos;
+    private @Nullable Instant lastReachedAt;
 
     /**
      * @param unwatchedGap real time between two sweeps that reached the database beyond which the
@@ -64,6 +65,14 @@ public final class ObservedSilence {
         boolean hung = reachedBefore && at - lastReachedNanos > unwatchedGapNanos;
         reachedBefore = true;
         lastReachedNanos = at;
+        Instant since = observingSince;
+        if (since != null && lastReachedAt != null && now.isBefore(lastReachedAt)) {
+            // the wall clock stepped back (NTP; a test resetting its clock): the window keeps the time
+            // it had watched, rather than starting in the new clock's future
+            Duration watched = Duration.between(since, lastReachedAt);
+            observingSince = now.minus(watched.isNegative() ? Duration.ZERO : watched);
+        }
+        lastReachedAt = now;
         if ((failing || hung) && listening) {
             observingSince = now;
         }

@@ -6,10 +6,12 @@ import static io.kvreuse.incarnation.Engines.registration;
 import static io.kvreuse.incarnation.Engines.with;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.orders.AgentLivenessSweeper;
 import io.kvreuse.security.Role;
 import io.kvreuse.support.IntegrationTest;
 import io.kvreuse.support.MutableClock;
 import io.kvreuse.support.TestTokens;
+import io.kvreuse.support.UnwatchedTime;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
@@ -220,17 +222,26 @@ class LivenessSweeperIntegrationTests {
         sweep();
         // the database hangs past suspect-after: no sweep fails, none reaches it, no heartbeat lands
         clock.advanceUnwatched(Duration.ofSeconds(11));
-        sweep();
-        assertThat(engines.view(engine, id)).containsEntry("state", "READY").containsEntry("fencingEpoch", 2);
-        // from its first answer the replica watches again; a silence of suspect-after since then counts
-        clock.advance(Duration.ofSeconds(9));
-        sweep();
-        assertThat(engines.view(engine, id)).containsEntry("state", "READY");
-        clock.advance(Duration.ofSeconds(2));
-        sweep();
-        assertThat(engines.view(engine, id)).containsEntry("state", "SUSPECT").containsEntry("fencingEpoch", 3);
-        assertThat(engines.transitions(id)).containsOnlyOnce("READY>SUSPECT@3" + SWEEPER);
+        try {
+            sweep();
+            assertThat(engines.view(engine, id)).containsEntry("state", "READY").containsEntry("fencingEpoch", 2);
+            // from its first answer the replica watches again; a silence of suspect-after since then counts
+            clock.advance(Duration.ofSeconds(9));
+            sweep();
+            assertThat(engines.view(engine, id)).containsEntry("state", "READY");
+            clock.advance(Duration.ofSeconds(2));
+            sweep();
+            assertThat(engines.view(engine, id))
+                    .containsEntry("state", "SUSPECT")
+                    .containsEntry("fencingEpoch", 3);
+            assertThat(engines.transitions(id)).containsOnlyOnce("READY>SUSPECT@3" + SWEEPER);
+        } finally {
+            UnwatchedTime.settle(clock, sweeper, agentSweeper);
+        }
     }
+
+    @Autowired
+    AgentLivenessSweeper agentSweeper;
 
     @Test
     void anIncarnationAnOpenTransactionReferencesStillMovesInThisSweep() {

@@ -2,12 +2,14 @@ package io.kvreuse.orders;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.incarnation.LivenessSweeper;
 import io.kvreuse.security.Role;
 import io.kvreuse.support.Fleet;
 import io.kvreuse.support.IntegrationTest;
 import io.kvreuse.support.LeaseWorld;
 import io.kvreuse.support.MutableClock;
 import io.kvreuse.support.TestTokens;
+import io.kvreuse.support.UnwatchedTime;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import java.time.Duration;
@@ -95,15 +97,22 @@ class AgentLivenessIntegrationTests {
         sweeper.sweepOnce().block(Duration.ofSeconds(5));
         // the database hangs past the agents' suspect-after (15 s): no sweep reaches it, no heartbeat lands
         clock.advanceUnwatched(Duration.ofSeconds(20));
-        sweeper.sweepOnce().block(Duration.ofSeconds(5));
-        clock.advance(Duration.ofSeconds(14));
-        sweeper.sweepOnce().block(Duration.ofSeconds(5));
-        assertThat(state(fleet, host)).isEqualTo("ONLINE");
-        // watched for suspect-after since the database answered again: now the silence counts
-        clock.advance(Duration.ofSeconds(2));
-        sweep(host, "SUSPECT", fleet);
-        assertThat(transitions(host)).containsExactly("ONLINE>SUSPECT");
+        try {
+            sweeper.sweepOnce().block(Duration.ofSeconds(5));
+            clock.advance(Duration.ofSeconds(14));
+            sweeper.sweepOnce().block(Duration.ofSeconds(5));
+            assertThat(state(fleet, host)).isEqualTo("ONLINE");
+            // watched for suspect-after since the database answered again: now the silence counts
+            clock.advance(Duration.ofSeconds(2));
+            sweep(host, "SUSPECT", fleet);
+            assertThat(transitions(host)).containsExactly("ONLINE>SUSPECT");
+        } finally {
+            UnwatchedTime.settle(clock, engineSweeper, sweeper);
+        }
     }
+
+    @Autowired
+    LivenessSweeper engineSweeper;
 
     @Test
     void anAgentAnOpenTransactionReferencesStillGoesSuspect() {

@@ -128,6 +128,26 @@ class ObservedSilenceTests {
     }
 
     @Test
+    void aWallClockThatSteppedBackKeepsTheTimeTheWindowHadWatched() {
+        ObservedSilence silence = new ObservedSilence(GAP, realTime::get);
+        silence.listening(T0);
+        silence.failed();
+        silence.reached(T0.plusSeconds(3600)); // watched from here
+        silence.reached(T0.plusSeconds(3630)); // for 30 s
+        // the clock is stepped back an hour: the window keeps its 30 s instead of starting in the future
+        Instant back = T0.plusSeconds(35);
+        silence.reached(back);
+        assertThat(silence.cutoff(back, SUSPECT_AFTER)).contains(back.minusSeconds(10));
+        assertThat(silence.cutoff(back, LOST_AFTER)).isEmpty();
+        assertThat(silence.cutoff(back.plusSeconds(30), LOST_AFTER)).contains(back.minusSeconds(30));
+        // a failed sweep before the step still starts the window again at the next answer
+        silence.failed();
+        silence.reached(back.minusSeconds(20));
+        assertThat(silence.cutoff(back.minusSeconds(11), SUSPECT_AFTER)).isEmpty();
+        assertThat(silence.cutoff(back.minusSeconds(9), SUSPECT_AFTER)).contains(back.minusSeconds(19));
+    }
+
+    @Test
     void theUnwatchedGapIsHalfOfSuspectAfterAndAtLeastThreeSweepIntervals() {
         assertThat(ObservedSilence.gapFor(SUSPECT_AFTER, Duration.ofSeconds(1))).isEqualTo(Duration.ofSeconds(5));
         assertThat(ObservedSilence.gapFor(Duration.ofSeconds(2), Duration.ofSeconds(1)))
