@@ -43,14 +43,7 @@ class AgentLivenessIntegrationTests {
         Fleet fleet = new Fleet(http, tokens);
         String host = Fleet.host();
         String token = tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host);
-        fleet.post(
-                "/api/v1/agents",
-                token,
-                Map.of(
-                        "hostId", host,
-                        "gpus", List.of(Map.of("ordinal", 0, "uuid", "GPU-" + UUID.randomUUID())),
-                        "nixlAgents", List.of()),
-                201);
+        register(fleet, host, token);
         assertThat(state(fleet, host)).isEqualTo("ONLINE");
 
         clock.advance(Duration.ofSeconds(20));
@@ -67,14 +60,7 @@ class AgentLivenessIntegrationTests {
     void anAgentSilentPastOfflineAfterIsSuspectForOneSweepBeforeOffline() {
         Fleet fleet = new Fleet(http, tokens);
         String host = Fleet.host();
-        fleet.post(
-                "/api/v1/agents",
-                tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host),
-                Map.of(
-                        "hostId", host,
-                        "gpus", List.of(Map.of("ordinal", 0, "uuid", "GPU-" + UUID.randomUUID())),
-                        "nixlAgents", List.of()),
-                201);
+        register(fleet, host, tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host));
         clock.advance(Duration.ofSeconds(61));
         // the scheduled sweeper runs too, so count moves in the audit rather than sweeps: a jump
         // straight from ONLINE to OFFLINE would be one ONLINE>OFFLINE row
@@ -86,14 +72,7 @@ class AgentLivenessIntegrationTests {
     void heartbeatsAHungDatabaseHeldAreNoSilenceOfTheAgent() {
         Fleet fleet = new Fleet(http, tokens);
         String host = Fleet.host();
-        fleet.post(
-                "/api/v1/agents",
-                tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host),
-                Map.of(
-                        "hostId", host,
-                        "gpus", List.of(Map.of("ordinal", 0, "uuid", "GPU-" + UUID.randomUUID())),
-                        "nixlAgents", List.of()),
-                201);
+        register(fleet, host, tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host));
         sweeper.sweepOnce().block(Duration.ofSeconds(5));
         // the database hangs past the agents' suspect-after (15 s): no sweep reaches it, no heartbeat lands
         clock.advanceUnwatched(Duration.ofSeconds(20));
@@ -118,14 +97,7 @@ class AgentLivenessIntegrationTests {
     void anAgentAnOpenTransactionReferencesStillGoesSuspect() {
         Fleet fleet = new Fleet(http, tokens);
         String host = Fleet.host();
-        fleet.post(
-                "/api/v1/agents",
-                tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host),
-                Map.of(
-                        "hostId", host,
-                        "gpus", List.of(Map.of("ordinal", 0, "uuid", "GPU-" + UUID.randomUUID())),
-                        "nixlAgents", List.of()),
-                201);
+        register(fleet, host, tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host));
         clock.advance(Duration.ofSeconds(20));
         // an order being written for this host: the foreign-key check holds FOR KEY SHARE on its row
         Connection writer = Mono.from(connections.create()).block(Duration.ofSeconds(30));
@@ -148,6 +120,18 @@ class AgentLivenessIntegrationTests {
 
     @Autowired
     ConnectionFactory connections;
+
+    /** An agent with one GPU registers for {@code host}: ONLINE from now on the test's clock. */
+    private static void register(Fleet fleet, String host, String token) {
+        fleet.post(
+                "/api/v1/agents",
+                token,
+                Map.of(
+                        "hostId", host,
+                        "gpus", List.of(Map.of("ordinal", 0, "uuid", "GPU-" + UUID.randomUUID())),
+                        "nixlAgents", List.of()),
+                201);
+    }
 
     private List<String> transitions(String host) {
         return db.sql(

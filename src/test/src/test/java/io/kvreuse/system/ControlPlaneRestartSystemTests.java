@@ -39,10 +39,7 @@ class ControlPlaneRestartSystemTests {
     @Test
     void aSeventySecondRestartOfTheWholeControlPlaneMakesNoEngineSuspect() throws Exception {
         String since = fleet.now();
-        Map<String, String> before = fleet.engineStates();
-        assertThat(before.values())
-                .as("every simulated engine READY before the crash")
-                .allMatch(s -> s.startsWith("READY@"));
+        Map<String, String> before = fleet.readyEngineStates();
         long killedAt;
         long backAt;
         Set<String> inFlight;
@@ -111,10 +108,7 @@ class ControlPlaneRestartSystemTests {
                 .isEqualTo(all.size());
 
         // by now suspect-after has passed since the restart: the engines were judged, and found alive
-        assertThat(fleet.engineStates()).as("engines long after the restart").isEqualTo(before);
-        assertThat(fleet.livenessMoves(since))
-                .as("liveness moves of engines and agents since the crash")
-                .isEmpty();
+        fleet.assertNobodyJudgedSince(since, before);
         fleet.assertEnginesHealthy();
         fleet.assertInvariants();
 
@@ -136,10 +130,7 @@ class ControlPlaneRestartSystemTests {
     @Test
     void aFrozenControlPlaneJudgesNobodyForTheTimeItStoodStill() throws Exception {
         String since = fleet.now();
-        Map<String, String> before = fleet.engineStates();
-        assertThat(before.values())
-                .as("every simulated engine READY before the freeze")
-                .allMatch(s -> s.startsWith("READY@"));
+        Map<String, String> before = fleet.readyEngineStates();
         fleet.balancer.block();
         for (KvReuseProcess replica : fleet.replicas) {
             replica.signal("STOP");
@@ -155,10 +146,7 @@ class ControlPlaneRestartSystemTests {
         fleet.balancer.unblock();
         // suspect-after (10 s) has passed since the replicas ran again: the engines were judged
         Thread.sleep(8_000);
-        assertThat(fleet.livenessMoves(since))
-                .as("liveness moves of engines and agents since the freeze")
-                .isEmpty();
-        assertThat(fleet.engineStates()).as("engines after the freeze").isEqualTo(before);
+        fleet.assertNobodyJudgedSince(since, before);
         fleet.assertEnginesHealthy();
     }
 

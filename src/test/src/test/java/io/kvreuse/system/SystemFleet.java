@@ -372,6 +372,23 @@ final class SystemFleet implements AutoCloseable {
         return states;
     }
 
+    /** {@link #engineStates()}, checked to be all READY: the state a liveness scenario starts from. */
+    Map<String, String> readyEngineStates() throws Exception {
+        Map<String, String> states = engineStates();
+        assertThat(states.values())
+                .as("every simulated engine READY before the scenario")
+                .allMatch(s -> s.startsWith("READY@"));
+        return states;
+    }
+
+    /** Nobody was judged: no liveness move audited since {@code since}, every engine as {@code before}. */
+    void assertNobodyJudgedSince(String since, Map<String, String> before) throws Exception {
+        assertThat(livenessMoves(since))
+                .as("liveness moves of engines and agents since the scenario began")
+                .isEmpty();
+        assertThat(engineStates()).as("engines, at their fencing epochs").isEqualTo(before);
+    }
+
     /** The liveness moves of engines and agents audited since {@code since}. */
     List<String> livenessMoves(String since) throws Exception {
         List<String> moves = new java.util.ArrayList<>();
