@@ -1,6 +1,5 @@
 package io.kvreuse.incarnation;
 
-import io.kvreuse.store.ObservedSilence;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
@@ -29,11 +28,6 @@ record LivenessProperties(
         @NotNull @DefaultValue("1s") Duration sweepInterval,
         @Min(1) @Max(100_000) @DefaultValue("1000") int sweepBatchSize,
         @DefaultValue("true") boolean sweepEnabled) {
-
-    /** Real time between two sweeps beyond which the time between them was not watched ({@link ObservedSilence}). */
-    Duration unwatchedGap() {
-        return ObservedSilence.gapFor(suspectAfter, sweepInterval);
-    }
 
     @AssertTrue(message = "lostAfter must be longer than suspectAfter, and both positive")
     boolean isOrdered() {

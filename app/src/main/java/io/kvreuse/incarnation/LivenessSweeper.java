@@ -79,7 +79,8 @@ public class LivenessSweeper {
         this.clock = clock;
         this.props = props;
         this.meters = meters;
-        this.silence = new ObservedSilence(props.unwatchedGap(), ticker::nanos);
+        this.silence =
+                new ObservedSilence(ObservedSilence.gapFor(props.suspectAfter(), props.sweepInterval()), ticker::nanos);
         for (String outcome : List.of("ran", "skipped", "failed")) {
             sweeps(outcome);
         }

@@ -29,7 +29,6 @@ public final class ObservedSilence {
     private boolean listening;
     private boolean failing;
     private @Nullable Instant observingSince;
-    private boolean reachedBefore;
     private long lastReachedNanos;
     private @Nullable Instant lastReachedAt;
 
@@ -62,8 +61,7 @@ public final class ObservedSilence {
      */
     public synchronized void reached(Instant now) {
         long at = nanos.getAsLong();
-        boolean hung = reachedBefore && at - lastReachedNanos > unwatchedGapNanos;
-        reachedBefore = true;
+        boolean hung = lastReachedAt != null && at - lastReachedNanos > unwatchedGapNanos;
         lastReachedNanos = at;
         Instant since = observingSince;
         if (since != null && lastReachedAt != null && now.isBefore(lastReachedAt)) {

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvreuse.orders.AgentLivenessSweeper;
 import io.kvreuse.security.Role;
 import io.kvreuse.support.IntegrationTest;
+import io.kvreuse.support.KeyShareLock;
 import io.kvreuse.support.MutableClock;
 import io.kvreuse.support.TestTokens;
 import io.kvreuse.support.UnwatchedTime;
@@ -249,23 +250,10 @@ class LivenessSweeperIntegrationTests {
         clock.advance(Duration.ofSeconds(61));
         // a proposal, command or destination being written for this engine: PostgreSQL's foreign-key
         // check holds FOR KEY SHARE on the engine's row until that transaction ends
-        Connection writer = Mono.from(connections.create()).block(Duration.ofSeconds(30));
-        try {
-            Mono.from(writer.beginTransaction())
-                    .thenMany(Flux.from(writer.createStatement(
-                                            "SELECT 1 FROM engine_incarnation WHERE incarnation_id = $1 FOR KEY SHARE")
-                                    .bind("$1", id)
-                                    .execute())
-                            .flatMap(r -> r.map((row, meta) -> row.get(0))))
-                    .then()
-                    .block(Duration.ofSeconds(30));
+        try (KeyShareLock held = KeyShareLock.on(connections, "engine_incarnation", "incarnation_id", id)) {
             sweep();
             assertThat(engines.view(engine, id)).containsEntry("state", "SUSPECT");
             sweep();
-        } finally {
-            Mono.from(writer.rollbackTransaction())
-                    .then(Mono.from(writer.close()))
-                    .block(Duration.ofSeconds(30));
         }
         assertThat(engines.view(engine, id)).containsEntry("state", "LOST").containsEntry("fencingEpoch", 4);
         assertThat(engines.transitions(id)).endsWith("READY>SUSPECT@3" + SWEEPER, "SUSPECT>LOST@4" + SWEEPER);

@@ -6,11 +6,11 @@ import io.kvreuse.incarnation.LivenessSweeper;
 import io.kvreuse.security.Role;
 import io.kvreuse.support.Fleet;
 import io.kvreuse.support.IntegrationTest;
+import io.kvreuse.support.KeyShareLock;
 import io.kvreuse.support.LeaseWorld;
 import io.kvreuse.support.MutableClock;
 import io.kvreuse.support.TestTokens;
 import io.kvreuse.support.UnwatchedTime;
-import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import java.time.Duration;
 import java.util.List;
@@ -19,8 +19,6 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.web.reactive.server.WebTestClient;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /** Node agents go SUSPECT, then OFFLINE, when their heartbeats stop, and come back with the next one. */
 @IntegrationTest
@@ -59,8 +57,7 @@ class AgentLivenessIntegrationTests {
     @Test
     void anAgentSilentPastOfflineAfterIsSuspectForOneSweepBeforeOffline() {
         Fleet fleet = new Fleet(http, tokens);
-        String host = Fleet.host();
-        register(fleet, host, tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host));
+        String host = registered(fleet);
         clock.advance(Duration.ofSeconds(61));
         // the scheduled sweeper runs too, so count moves in the audit rather than sweeps: a jump
         // straight from ONLINE to OFFLINE would be one ONLINE>OFFLINE row
@@ -71,8 +68,7 @@ class AgentLivenessIntegrationTests {
     @Test
     void heartbeatsAHungDatabaseHeldAreNoSilenceOfTheAgent() {
         Fleet fleet = new Fleet(http, tokens);
-        String host = Fleet.host();
-        register(fleet, host, tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host));
+        String host = registered(fleet);
         sweeper.sweepOnce().block(Duration.ofSeconds(5));
         // the database hangs past the agents' suspect-after (15 s): no sweep reaches it, no heartbeat lands
         clock.advanceUnwatched(Duration.ofSeconds(20));
@@ -96,30 +92,23 @@ class AgentLivenessIntegrationTests {
     @Test
     void anAgentAnOpenTransactionReferencesStillGoesSuspect() {
         Fleet fleet = new Fleet(http, tokens);
-        String host = Fleet.host();
-        register(fleet, host, tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host));
+        String host = registered(fleet);
         clock.advance(Duration.ofSeconds(20));
         // an order being written for this host: the foreign-key check holds FOR KEY SHARE on its row
-        Connection writer = Mono.from(connections.create()).block(Duration.ofSeconds(30));
-        try {
-            Mono.from(writer.beginTransaction())
-                    .thenMany(Flux.from(
-                                    writer.createStatement("SELECT 1 FROM node_agent WHERE host_id = $1 FOR KEY SHARE")
-                                            .bind("$1", host)
-                                            .execute())
-                            .flatMap(r -> r.map((row, meta) -> row.get(0))))
-                    .then()
-                    .block(Duration.ofSeconds(30));
+        try (KeyShareLock held = KeyShareLock.on(connections, "node_agent", "host_id", host)) {
             sweep(host, "SUSPECT", fleet);
-        } finally {
-            Mono.from(writer.rollbackTransaction())
-                    .then(Mono.from(writer.close()))
-                    .block(Duration.ofSeconds(30));
         }
     }
 
     @Autowired
     ConnectionFactory connections;
+
+    /** An agent with one GPU registers for a new host, which it answers: ONLINE from now on the test's clock. */
+    private String registered(Fleet fleet) {
+        String host = Fleet.host();
+        register(fleet, host, tokens.mint(Role.AGENT, "agent-" + UUID.randomUUID(), host));
+        return host;
+    }
 
     /** An agent with one GPU registers for {@code host}: ONLINE from now on the test's clock. */
     private static void register(Fleet fleet, String host, String token) {
