@@ -150,7 +150,6 @@ class ControlPlaneRestartSystemTests {
         fleet.assertEnginesHealthy();
     }
 
-    /** The simulated engines' incarnations as {@code state@epoch}, by id, from PostgreSQL. */
     private static Set<String> leasesInFlight() throws Exception {
         Set<String> ids = new HashSet<>();
         try (Connection c = fleet.jdbc();

@@ -127,13 +127,7 @@ final class KvReuseProcess implements AutoCloseable {
 
     /** Sends {@code signal} (e.g. {@code STOP}, {@code CONT}) to the process. */
     void signal(String signal) throws java.io.IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
-                .redirectErrorStream(true)
-                .start();
-        if (kill.waitFor() != 0) {
-            throw new IllegalStateException("kill -" + signal + " " + process.pid() + ": "
-                    + new String(kill.getInputStream().readAllBytes()));
-        }
+        Signals.send(signal, java.util.List.of(process.pid()));
     }
 
     /** The operating-system process id (for {@code jcmd}). */

@@ -59,14 +59,9 @@ final class SystemDatabase implements AutoCloseable {
         long postmaster = Long.parseLong(Files.readAllLines(dataDirectory.resolve("postmaster.pid"))
                 .getFirst()
                 .trim());
-        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of("kill", "-" + signal));
-        cmd.add(Long.toString(postmaster));
-        ProcessHandle.of(postmaster).orElseThrow().descendants().forEach(p -> cmd.add(Long.toString(p.pid())));
-        Process kill = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        if (kill.waitFor() != 0) {
-            throw new IllegalStateException(
-                    cmd + ": " + new String(kill.getInputStream().readAllBytes()));
-        }
+        java.util.List<Long> pids = new java.util.ArrayList<>(java.util.List.of(postmaster));
+        ProcessHandle.of(postmaster).orElseThrow().descendants().forEach(p -> pids.add(p.pid()));
+        Signals.send(signal, pids);
     }
 
     boolean running() {
