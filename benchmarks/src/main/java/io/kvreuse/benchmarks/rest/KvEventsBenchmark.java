@@ -103,7 +103,31 @@ public final class KvEventsBenchmark {
                 bridge.start();
                 Thread.sleep(1000);
                 if (phases.contains("throughput")) {
+                    double[] cpu0 = cp.cpuSeconds();
+                    double self0 = ControlPlane.cpu(ProcessHandle.current());
+                    Map<String, Double> ingested0 = ingestionCounters(http, cp.operator);
+                    long t0 = System.nanoTime();
                     throughput(streams, registry, seconds);
+                    double wall = (System.nanoTime() - t0) / 1e9;
+                    double[] cpu1 = cp.cpuSeconds();
+                    Map<String, Double> ingested1 = ingestionCounters(http, cp.operator);
+                    double batches = ingested1.getOrDefault("applied", 0.0) - ingested0.getOrDefault("applied", 0.0);
+                    double oneCall = ingested1.getOrDefault("oneCall", 0.0) - ingested0.getOrDefault("oneCall", 0.0);
+                    double blocks = ingested1.getOrDefault("stored", 0.0) - ingested0.getOrDefault("stored", 0.0);
+                    System.out.printf(
+                            "throughput: cores busy: control plane %.2f (its JIT compilers %.2f), PostgreSQL %.2f,"
+                                    + " this JVM (publishers, bridge) %.2f; %.0f applied batches, %.0f of them in one call,"
+                                    + " %.0f blocks stored a batch; CPU per 1,024 stored blocks: control plane %.1f ms,"
+                                    + " PostgreSQL %.1f ms%n",
+                            (cpu1[0] - cpu0[0]) / wall,
+                            (cpu1[2] - cpu0[2]) / wall,
+                            (cpu1[1] - cpu0[1]) / wall,
+                            (ControlPlane.cpu(ProcessHandle.current()) - self0) / wall,
+                            batches,
+                            oneCall,
+                            batches == 0 ? 0 : blocks / batches,
+                            blocks == 0 ? 0 : (cpu1[0] - cpu0[0]) * 1000 * 1024 / blocks,
+                            blocks == 0 ? 0 : (cpu1[1] - cpu0[1]) * 1000 * 1024 / blocks);
                 }
                 if (phases.contains("lag")) {
                     for (int rate : lagRates) {
@@ -141,6 +165,27 @@ public final class KvEventsBenchmark {
         if (!accounted) {
             System.exit(3);
         }
+    }
+
+    private static final java.util.regex.Pattern INGESTION_COUNTER = java.util.regex.Pattern.compile(
+            "^kvreuse_inventory_(batches_one_call_total(?:\\{[^}]*})?|batches_total\\{[^}]*outcome=\"applied\"[^}]*}"
+                    + "|blocks_total\\{[^}]*kind=\"stored\"[^}]*})\\s+([0-9.eE+]+)$",
+            java.util.regex.Pattern.MULTILINE);
+
+    /** The control plane's ingestion counters: applied batches, those in one call, stored blocks. */
+    private static Map<String, Double> ingestionCounters(KvReuseClient http, String token) throws Exception {
+        String body = http.sendAsync(http.request("GET", "/actuator/prometheus", token, null))
+                .get()
+                .body();
+        Map<String, Double> counters = new java.util.HashMap<>();
+        java.util.regex.Matcher m = INGESTION_COUNTER.matcher(body);
+        while (m.find()) {
+            String key = m.group(1).startsWith("batches_one_call")
+                    ? "oneCall"
+                    : m.group(1).startsWith("batches_total") ? "applied" : "stored";
+            counters.merge(key, Double.parseDouble(m.group(2)), Double::sum);
+        }
+        return counters;
     }
 
     /** Waits until the bridge forwarded everything queued before (its counter stands still for 2 s). */
