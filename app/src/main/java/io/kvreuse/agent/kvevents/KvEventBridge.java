@@ -33,6 +33,9 @@ public final class KvEventBridge implements AutoCloseable {
     private final Duration retryBackoff;
     private final ZContext zmq = new ZContext(1);
     private final Map<Key, RankStream> streams = new HashMap<>();
+    /** Per stream, what its subscribers' stops have said so far: kept across the restarts of one stream. */
+    private final Map<Key, SubscriberFailures> failures = new HashMap<>();
+
     private final Thread refresher;
     private volatile boolean running = true;
 
@@ -90,6 +93,7 @@ public final class KvEventBridge implements AutoCloseable {
                 wanted.put(new Key(source.bankId(), s.rank(), source.revision()), Map.entry(source, s));
             }
         }
+        Set<Key> restarted = new HashSet<>();
         var it = streams.entrySet().iterator();
         while (it.hasNext()) {
             var e = it.next();
@@ -102,20 +106,29 @@ public final class KvEventBridge implements AutoCloseable {
             boolean stopped = e.getValue().stopped();
             if (stopped) {
                 metrics.restartedSubscribers.increment();
+                restarted.add(e.getKey());
             }
             if (now == null || resume || stopped) {
                 e.getValue().close();
                 it.remove();
             }
         }
+        failures.keySet().retainAll(wanted.keySet());
         for (var e : wanted.entrySet()) {
             if (!streams.containsKey(e.getKey())) {
                 var v = e.getValue();
-                log.info("subscribing to " + v.getKey().format() + " at "
-                        + v.getValue().endpoint() + " for bank " + v.getKey().bankId() + " rank "
-                        + v.getValue().rank());
+                // a stopped subscriber's restart says nothing here: its failures decide what is said
+                if (!restarted.contains(e.getKey())) {
+                    log.info("subscribing to " + v.getKey().format() + " at "
+                            + v.getValue().endpoint() + " for bank "
+                            + v.getKey().bankId() + " rank "
+                            + v.getValue().rank());
+                }
+                SubscriberFailures stops = failures.computeIfAbsent(
+                        e.getKey(), k -> new SubscriberFailures("bank " + k.bankId() + " rank " + k.rank()));
                 streams.put(
-                        e.getKey(), new RankStream(v.getKey(), v.getValue(), feed, metrics, zmq, retryBackoff).start());
+                        e.getKey(),
+                        new RankStream(v.getKey(), v.getValue(), feed, metrics, zmq, retryBackoff, stops).start());
             }
         }
     }

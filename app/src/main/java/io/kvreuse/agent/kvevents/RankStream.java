@@ -63,6 +63,7 @@ final class RankStream implements AutoCloseable {
     private final KvEventMetrics metrics;
     private final ZContext zmq;
     private final Duration retryBackoff;
+    private final SubscriberFailures failures;
     private final BlockingQueue<Item> queue = new ArrayBlockingQueue<>(8192);
     private final BlockDepths positions = new BlockDepths();
     private final EventJson json = new EventJson();
@@ -88,7 +89,8 @@ final class RankStream implements AutoCloseable {
             InventoryFeed feed,
             KvEventMetrics metrics,
             ZContext zmq,
-            Duration retryBackoff) {
+            Duration retryBackoff,
+            SubscriberFailures failures) {
         this.source = source;
         this.stream = stream;
         this.codec = codecOf(source.format());
@@ -96,6 +98,7 @@ final class RankStream implements AutoCloseable {
         this.metrics = metrics;
         this.zmq = zmq;
         this.retryBackoff = retryBackoff;
+        this.failures = failures;
         this.epoch = source.bankEpoch();
         this.nextEventId = stream.eventsStarted() ? stream.appliedThroughEventId() + 1 : 0;
         this.appliedThrough = stream.appliedThroughEventId();
@@ -151,7 +154,16 @@ final class RankStream implements AutoCloseable {
             sub.connect(stream.endpoint());
             sub.subscribe(stream.topic() == null ? new byte[0] : stream.topic().getBytes(StandardCharsets.UTF_8));
             catchUp();
+            long steadyAt = System.nanoTime() + SubscriberFailures.STEADY.toNanos();
+            boolean steady = false;
             while (running) {
+                if (!steady && System.nanoTime() - steadyAt >= 0) {
+                    steady = true;
+                    String recovered = failures.running();
+                    if (recovered != null) {
+                        log.info(recovered);
+                    }
+                }
                 byte[] first = sub.recv();
                 if (first == null) {
                     continue;
@@ -173,9 +185,11 @@ final class RankStream implements AutoCloseable {
         } catch (RuntimeException e) {
             // ZMQ's own errors and anything else: the bridge's next refresh starts the stream again
             if (running) {
-                // one line a start: a stream that fails at every start would repeat it at every refresh
-                log.warn("bank " + source.bankId() + " rank " + stream.rank() + ": subscriber stopped, started"
-                        + " again at the next refresh: " + e);
+                // a stream that fails at every start would say so at every refresh: the failures decide
+                String line = failures.stopped(e, System.nanoTime());
+                if (line != null) {
+                    log.warn(line);
+                }
                 log.debug("subscriber stopped", e);
             }
         } catch (InterruptedException e) {

@@ -22,7 +22,10 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.MediaType;
@@ -34,6 +37,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * format descriptions) into a real control plane and PostgreSQL.
  */
 @IntegrationTest
+@ExtendWith(OutputCaptureExtension.class)
 class KvEventBridgeIntegrationTests {
 
     private static final ParameterizedTypeReference<Map<String, Object>> JSON = new ParameterizedTypeReference<>() {};
@@ -506,6 +510,47 @@ class KvEventBridgeIntegrationTests {
         assertThat(count("gaps.unrecovered")).isZero();
         // the child of a block stored before the restart was placed by the control plane
         assertThat(positions(bank)).containsExactly(1, 2, 3, 4);
+    }
+
+    @Test
+    void aSubscriberThatStopsAtEveryStartIsRestartedAtEveryRefreshButSaysSoOnce(CapturedOutput output)
+            throws Exception {
+        String domain = fleet.domain(1, "GPU_CUDA_IPC");
+        Engine decode = fleet.ready("DECODE", domain, 1, host);
+        String bankId = fleet.bank(decode, 1, 256);
+        // a host name that never resolves (RFC 2606): the API takes it, ZMQ's connect throws at every start
+        String endpoint = "tcp://kv-" + bankId.substring(0, 8) + ".no-such-host.invalid:5557";
+        http.put()
+                .uri("/api/v1/banks/" + bankId + "/event-source")
+                .header("Authorization", "Bearer " + decode.token())
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of(
+                        "format",
+                        "VLLM_KV_EVENTS",
+                        "allBlocksCleared",
+                        "NATIVE_CACHE_CLEARED",
+                        "ranks",
+                        List.of(Map.of("rank", 0, "endpoint", endpoint))))
+                .exchange()
+                .expectStatus()
+                .isOk();
+        bridge();
+        if (!within(Duration.ofSeconds(60), () -> count("subscribers.restarted") >= 5)) {
+            throw new AssertionError(
+                    "the subscriber was restarted " + count("subscribers.restarted") + " times in 60 s");
+        }
+        String stream = "bank " + bankId + " rank 0: ";
+        List<String> lines =
+                output.getAll().lines().filter(l -> l.contains(bankId)).toList();
+        // one warning with the cause for five and more stops, one subscription line for the restarts
+        assertThat(lines.stream().filter(l -> l.contains(stream + "subscriber stopped: ")))
+                .singleElement()
+                .asString()
+                .contains("no-such-host.invalid");
+        assertThat(lines.stream().filter(l -> l.contains("subscribing to "))).hasSize(1);
+        assertThat(lines.stream().filter(l -> l.contains("still stopping") || l.contains("another cause")))
+                .isEmpty();
+        assertThat(lines.stream().filter(l -> l.contains("running again"))).isEmpty();
     }
 
     @Test
