@@ -7,6 +7,7 @@ import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.KvReuseException;
 import io.kvreuse.error.ProblemType;
 import io.kvreuse.protocol.ClearPolicy;
+import io.kvreuse.protocol.HostNames;
 import io.kvreuse.protocol.KvEventFormat;
 import io.kvreuse.protocol.KvEventSource;
 import io.kvreuse.security.ApiPrincipal;
@@ -106,6 +107,14 @@ class EventSources {
             throw invalid(
                     ProblemType.INVALID_EVENT_ENDPOINT,
                     where + ": tcp://HOST:PORT or ipc://PATH, a host the node agent connects to (not *)");
+        }
+        String host = m.group(1);
+        // a name no resolver can look up would fail the node agent's connect at every start
+        if (host != null && !host.startsWith("[") && !HostNames.isDnsName(host)) {
+            throw invalid(
+                    ProblemType.INVALID_EVENT_ENDPOINT,
+                    where + ": " + host + " is no host name (dot-separated labels of 1 to 63 letters, digits and"
+                            + " inner hyphens, 253 characters at most)");
         }
         if (m.group(2) != null) {
             int port = Integer.parseInt(m.group(2));

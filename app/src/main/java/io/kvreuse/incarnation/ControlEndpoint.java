@@ -1,5 +1,6 @@
 package io.kvreuse.incarnation;
 
+import io.kvreuse.protocol.HostNames;
 import jakarta.validation.Constraint;
 import jakarta.validation.ConstraintValidator;
 import jakarta.validation.ConstraintValidatorContext;
@@ -33,8 +34,6 @@ import org.jspecify.annotations.Nullable;
     final class Validator implements ConstraintValidator<ControlEndpoint, String> {
 
         private static final String SCHEME = "tcp://";
-
-        private static final Pattern DNS_LABEL = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?");
 
         private static final Pattern DOTTED_NUMBERS = Pattern.compile("[0-9.]+");
 
@@ -78,10 +77,8 @@ import org.jspecify.annotations.Nullable;
             if (host.isEmpty() || host.length() > 253) {
                 return "host must be a DNS name of 1-253 characters or an IP literal";
             }
-            for (String label : host.split("\\.", -1)) {
-                if (!DNS_LABEL.matcher(label).matches()) {
-                    return "host must be a DNS name (labels of letters, digits and inner hyphens) or an IP literal";
-                }
+            if (!HostNames.isDnsName(host)) {
+                return "host must be a DNS name (labels of letters, digits and inner hyphens) or an IP literal";
             }
             return null;
         }

@@ -151,6 +151,15 @@ class EventSourceIntegrationTests {
                 put(bankId, source("VLLM_KV_EVENTS", "BANK_RESET", "tcp://a:70000", "tcp://127.0.0.1:5558")),
                 400,
                 "invalid-event-endpoint");
+        // host names no resolver can look up: the agent's connect would fail at every start
+        for (String host : List.of("a..b", "engine-", "x.-y", "k".repeat(64) + ".example", "a.".repeat(127) + "ab")) {
+            expectProblem(
+                    put(
+                            bankId,
+                            source("VLLM_KV_EVENTS", "BANK_RESET", "tcp://" + host + ":5557", "tcp://127.0.0.1:5558")),
+                    400,
+                    "invalid-event-endpoint");
+        }
         expectProblem(put(bankId, source("VLLM_KV_EVENTS", "BANK_RESET", "tcp://a:1")), 400, "event-source-ranks");
         expectProblem(
                 put(bankId, source("VLLM_KV_EVENTS", "BANK_RESET", "tcp://a:1", "tcp://a:2", "tcp://a:3")),
