@@ -211,11 +211,19 @@ final class CoverageSearch {
     }
 
     private static boolean serves(int @Nullable [] holders, Bank bank, BankView view, int level, int lineage) {
+        return serving(holders, bank, view, level, lineage) != NO_RECORD;
+    }
+
+    /**
+     * The record of {@code bank} that serves {@code level} as {@code view} shows it, or {@link
+     * Holders#NO_RECORD}: a shared block's many records are searched for the bank's, not read through.
+     */
+    private static int serving(int @Nullable [] holders, Bank bank, BankView view, int level, int lineage) {
         if (holders == null) {
-            return false;
+            return NO_RECORD;
         }
         int from = Holders.count(holders) > 8 ? Holders.firstAtOrAfter(holders, bank.index) : 0;
-        return Holders.serving(holders, from, bank.index, view, level, lineage) != NO_RECORD;
+        return Holders.serving(holders, from, bank.index, view, level, lineage);
     }
 
     /** Coverage of candidate {@code a} alone, from a fresh view; 0 if it keeps changing under us. */
@@ -250,8 +258,15 @@ final class CoverageSearch {
         return 0;
     }
 
-    /** The slots of {@code h[from..to)} in the bank, as far as it holds them contiguously now. */
+    /**
+     * The slots of {@code h[from..to)} in the bank, as far as it holds them contiguously now. The
+     * levels' table lookups are made {@code at.length} at a time with {@link HolderTable#getAt}, so
+     * their cache misses overlap: a hint's range is every level of a long chain, and one miss after
+     * another cost more than the lookup that found the donor.
+     */
     int[] slots(Bank bank, long epoch, long[] h, int from, int to, int lineage) {
+        LookupScratch s = scratch.get();
+        int chunk = s.at.length;
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
             BankView view = bank.view;
             if (!view.published() || view.epoch() != epoch) {
@@ -259,14 +274,23 @@ final class CoverageSearch {
             }
             int[] slots = new int[to - from];
             int k = 0;
-            for (int i = from; i < to; i++) {
-                int[] holders = table.get(h[i]);
-                int record = holders == null ? NO_RECORD : Holders.serving(holders, 0, bank.index, view, i, lineage);
-                if (record == NO_RECORD) {
-                    break;
+            levels:
+            for (int i = from; i < to; i += chunk) {
+                int count = Math.min(chunk, to - i);
+                for (int j = 0; j < count; j++) {
+                    s.at[j] = i + j;
                 }
-                slots[k++] = Holders.slot(holders, record);
+                s.sink[0] += table.getAt(h, s.at, count, s.probes, s.homes);
+                for (int j = 0; j < count; j++) {
+                    int[] holders = s.probes[j];
+                    int record = serving(holders, bank, view, i + j, lineage);
+                    if (record == NO_RECORD || holders == null) {
+                        break levels;
+                    }
+                    slots[k++] = Holders.slot(holders, record);
+                }
             }
+            Arrays.fill(s.probes, null);
             if (view.stillExplains(bank.view)) {
                 return Arrays.copyOf(slots, k);
             }

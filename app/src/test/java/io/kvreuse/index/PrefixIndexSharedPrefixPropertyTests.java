@@ -141,9 +141,16 @@ class PrefixIndexSharedPrefixPropertyTests {
                 int max = 1 + node % 4;
                 for (String lineage : new String[] {null, "img-1"}) {
                     for (int n : new int[] {chain.length, chain.length - 1}) {
-                        assertThat(index.lookup(DOMAIN, chain, n, lineage, max))
+                        List<Candidate> found = index.lookup(DOMAIN, chain, n, lineage, max);
+                        assertThat(found)
                                 .as("lookup of node %d, %d blocks, lineage %s", node, n, lineage)
                                 .isEqualTo(model.lookup(DOMAIN, chain, n, lineage, max));
+                        // the hint's slots, where a shared block holds up to ten banks' records
+                        for (Candidate c : found) {
+                            assertThat(index.slots(c.bankId(), c.bankEpoch(), chain, 0, c.coveredBlocks(), lineage))
+                                    .as("slots of node %d in a candidate bank, lineage %s", node, lineage)
+                                    .isEqualTo(model.slots(c.bankId(), chain, 0, c.coveredBlocks()));
+                        }
                     }
                 }
             }

@@ -78,6 +78,44 @@ class PrefixIndexTests {
     }
 
     @Test
+    void slotsOfALongChainAcrossSeveralBatchesOfTableLookups() {
+        // 50 levels: more than one batch of the table lookups slots() makes at once, and another
+        // bank holding the first 20 levels too, so those levels' arrays hold two records
+        long[] longChain = new long[50];
+        List<StoredBlock> whole = new ArrayList<>();
+        List<StoredBlock> prompt = new ArrayList<>();
+        for (int i = 0; i < longChain.length; i++) {
+            longChain[i] = 1_000 + i;
+            whole.add(new StoredBlock(longChain[i], i == 0 ? null : longChain[i - 1], i, 100 + 2 * i, null));
+            if (i < 20) {
+                prompt.add(new StoredBlock(longChain[i], i == 0 ? null : longChain[i - 1], i, i, null));
+            }
+        }
+        UUID bank = UUID.randomUUID();
+        index.registerBank(bank, "d", 3, 256);
+        index.apply(bank, 3, whole);
+        index.publish(bank);
+        UUID other = UUID.randomUUID();
+        index.registerBank(other, "d", 3, 256);
+        index.apply(other, 3, prompt);
+        index.publish(other);
+        int[] expected = new int[50];
+        for (int i = 0; i < 50; i++) {
+            expected[i] = 100 + 2 * i;
+        }
+        assertThat(index.slots(bank, 3, longChain, 0, 50, null)).containsExactly(expected);
+        assertThat(index.slots(bank, 3, longChain, 7, 41, null))
+                .containsExactly(java.util.Arrays.copyOfRange(expected, 7, 41));
+        assertThat(index.slots(other, 3, longChain, 0, 50, null)).hasSize(20).startsWith(0, 1, 2);
+        // a block gone in the third batch of lookups ends the slots there
+        index.apply(bank, 3, List.of(new RemovedBlock(longChain[37])));
+        assertThat(index.slots(bank, 3, longChain, 0, 50, null)).containsExactly(java.util.Arrays.copyOf(expected, 37));
+        // what it still holds after the gap counts from there (slots follow holdings, not closure)
+        assertThat(index.slots(bank, 3, longChain, 38, 50, null))
+                .containsExactly(java.util.Arrays.copyOfRange(expected, 38, 50));
+    }
+
+    @Test
     void registerWhenBankAlreadyKnownThenRefused() {
         UUID bank = publishedBank("d", blocks(1, null));
         assertThatThrownBy(() -> index.registerBank(bank, "d", 1, 8)).isInstanceOf(IllegalStateException.class);
