@@ -33,6 +33,8 @@ public final class LookupCost {
         Queries fullHits = Queries.of(fleet, Queries.Kind.FULL_HIT);
         Queries promptOnly = Queries.of(fleet, Queries.Kind.PROMPT_ONLY);
         fleet.heldPaths = List.of();
+        // a hint's slots: for each full-hit chain, its best candidate's covered levels
+        HintSlots hits = HintSlots.of(index, fullHits);
         var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long self = Thread.currentThread().threadId();
         long sink = 0;
@@ -72,10 +74,57 @@ public final class LookupCost {
                 }
                 line.append(String.format(" | %s %.0f ns (%.2f× baseline, %.0f B)", kind, ns, ns / base, bytes));
             }
+            sink += hintSlots(index, hits, line, base, threads, self);
             System.out.println(line);
         }
         System.out.println("probes (table lookups count keys resolved, fetch rounds dependent table rounds):" + probes);
         System.out.println("sink " + sink);
+    }
+
+    /** Full-hit chains with the best candidate a lookup found for each: what a hint's slots are read for. */
+    private record HintSlots(long[][] chains, Candidate[] best) {
+
+        static HintSlots of(PrefixIndex index, Queries fullHits) {
+            long[][] chains = new long[4096][];
+            Candidate[] best = new Candidate[chains.length];
+            for (int i = 0; i < chains.length; i++) {
+                chains[i] = fullHits.next();
+                best[i] = index.lookup(Fleet.DOMAIN, chains[i], Queries.CHAIN, null, 1)
+                        .getFirst();
+            }
+            return new HintSlots(chains, best);
+        }
+    }
+
+    /**
+     * CPU per {@code slots()} call over a full hit's covered levels (what the selector reads for the
+     * hint's slot runs after the lookup), appended to {@code line}; returns a value to keep.
+     */
+    private static long hintSlots(
+            PrefixIndex index,
+            HintSlots hits,
+            StringBuilder line,
+            double base,
+            com.sun.management.ThreadMXBean threads,
+            long self) {
+        int calls = 100_000;
+        long kept = 0;
+        long levels = 0;
+        long a0 = threads.getThreadAllocatedBytes(self);
+        long c0 = threads.getCurrentThreadCpuTime();
+        for (int i = 0; i < calls; i++) {
+            int q = i & (hits.chains().length - 1);
+            Candidate c = hits.best()[q];
+            int[] slots = index.slots(c.bankId(), c.bankEpoch(), hits.chains()[q], 0, c.coveredBlocks(), null);
+            levels += slots.length;
+            kept += slots.length == 0 ? 0 : slots[slots.length - 1];
+        }
+        double ns = (double) (threads.getCurrentThreadCpuTime() - c0) / calls;
+        double bytes = (double) (threads.getThreadAllocatedBytes(self) - a0) / calls;
+        line.append(String.format(
+                " | hintSlots %.0f ns (%.2f× baseline, %.0f levels, %.0f B)",
+                ns, ns / base, (double) levels / calls, bytes));
+        return kept;
     }
 
     /** Table slots read per key over the kind's chains, for hashes held and not held. */
