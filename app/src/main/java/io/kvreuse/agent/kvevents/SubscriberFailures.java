@@ -57,13 +57,10 @@ final class SubscriberFailures {
             line = stream + ": subscriber stopped with another cause after " + count(stops - 1, "restart") + ": "
                     + cause;
         } else {
+            long minutes =
+                    Math.max(1, Duration.ofNanos(nowNanos - lastSaidNanos).toMinutes());
             line = stream + ": subscriber still stopping at every start: " + count(unsaid, "stop") + " in the last "
-                    + count(
-                            Math.max(
-                                    1,
-                                    Duration.ofNanos(nowNanos - lastSaidNanos).toMinutes()),
-                            "minute") + " ("
-                    + stops + " since it last ran), the last: " + cause;
+                    + count(minutes, "minute") + " (" + stops + " since it last ran), the last: " + cause;
         }
         unsaid = 0;
         lastSaidNanos = nowNanos;
