@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.store.ArrayLiteral;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -62,7 +63,7 @@ final class InflightCaps {
         int n = parties.size();
         return db.sql(PROPOSE)
                 .bind("cls", LOCK_CLASS)
-                .bind("keys", lockKeys(parties))
+                .bind("keys", keys(lockKeys(parties)))
                 .bind("donorCap", maxPerDonor)
                 .bind("targetCap", maxPerTarget)
                 .bindValues(columns)
@@ -88,6 +89,14 @@ final class InflightCaps {
                 .distinct()
                 .sorted()
                 .toArray(Integer[]::new);
+    }
+
+    private static String keys(Integer[] keys) {
+        ArrayLiteral a = new ArrayLiteral(keys.length, 11);
+        for (int k : keys) {
+            a.add(k);
+        }
+        return a.build();
     }
 
     static int key(UUID id) {

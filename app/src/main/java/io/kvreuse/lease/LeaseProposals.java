@@ -2,6 +2,7 @@ package io.kvreuse.lease;
 
 import io.kvreuse.settings.ReuseSettings;
 import io.kvreuse.settings.ReuseSettingsService;
+import io.kvreuse.store.ArrayLiteral;
 import io.kvreuse.store.GroupCommit;
 import io.kvreuse.store.PgNotifications;
 import io.r2dbc.pool.ConnectionPool;
@@ -17,7 +18,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.Function;
+import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.r2dbc.ConnectionFactoryBuilder;
@@ -209,30 +210,33 @@ public class LeaseProposals implements DisposableBean {
         return InflightCaps.proposeWithinCaps(db, columns(group), parties, maxPerDonor, maxPerTarget);
     }
 
-    /** The group as one array per column of the proposal statement, in group order. */
+    /**
+     * The group as one array per column of the proposal statement, in group order, each in its text
+     * form ({@link ArrayLiteral}): the statement casts them.
+     */
     static Map<String, Object> columns(List<Proposal> group) {
         Map<String, Object> c = new HashMap<>();
-        c.put("lease", strings(group, p -> p.leaseId().toString()));
-        c.put("request", strings(group, Proposal::requestId));
-        c.put("domain", strings(group, Proposal::domainId));
-        c.put("transport", strings(group, Proposal::transportClass));
-        c.put("donor", strings(group, p -> p.donorId().toString()));
-        c.put("donor_epoch", longs(group, Proposal::donorEpoch));
-        c.put("bank", strings(group, p -> p.bankId().toString()));
-        c.put("bank_epoch", longs(group, Proposal::bankEpoch));
-        c.put("target", strings(group, p -> p.targetId().toString()));
-        c.put("target_epoch", longs(group, Proposal::targetEpoch));
-        c.put("local_prefix", ints(group, Proposal::localPrefixBlocks));
-        c.put("slot_runs", strings(group, p -> slotRunsJson(p.slotRuns())));
-        c.put("mm_lineage", strings(group, Proposal::mmLineage));
-        c.put("action", strings(group, Proposal::actionType));
-        c.put("transfer_ms", strings(group, p -> Double.toString(p.transferMs())));
-        c.put("recompute_ms", strings(group, p -> Double.toString(p.recomputeMs())));
-        c.put("budget", longs(group, Proposal::budgetBytes));
-        c.put("manifest", ints(group, Proposal::manifestBytes));
-        c.put("ttl", longs(group, p -> micros(p.ttlDeadline())));
-        c.put("transfer_by", longs(group, p -> micros(p.transferDeadline())));
-        c.put("abandon_by", longs(group, p -> micros(p.abandonDeadline())));
+        c.put("lease", column(group, 36, (a, p) -> a.add(p.leaseId())));
+        c.put("request", column(group, 36, (a, p) -> a.add(p.requestId())));
+        c.put("domain", column(group, 16, (a, p) -> a.add(p.domainId())));
+        c.put("transport", column(group, 8, (a, p) -> a.add(p.transportClass())));
+        c.put("donor", column(group, 36, (a, p) -> a.add(p.donorId())));
+        c.put("donor_epoch", column(group, 4, (a, p) -> a.add(p.donorEpoch())));
+        c.put("bank", column(group, 36, (a, p) -> a.add(p.bankId())));
+        c.put("bank_epoch", column(group, 4, (a, p) -> a.add(p.bankEpoch())));
+        c.put("target", column(group, 36, (a, p) -> a.add(p.targetId())));
+        c.put("target_epoch", column(group, 4, (a, p) -> a.add(p.targetEpoch())));
+        c.put("local_prefix", column(group, 4, (a, p) -> a.add(p.localPrefixBlocks())));
+        c.put("slot_runs", column(group, 16, (a, p) -> a.add(slotRunsJson(p.slotRuns()))));
+        c.put("mm_lineage", column(group, 4, (a, p) -> a.add(p.mmLineage())));
+        c.put("action", column(group, 12, (a, p) -> a.add(p.actionType())));
+        c.put("transfer_ms", column(group, 8, (a, p) -> a.add(p.transferMs())));
+        c.put("recompute_ms", column(group, 8, (a, p) -> a.add(p.recomputeMs())));
+        c.put("budget", column(group, 10, (a, p) -> a.add(p.budgetBytes())));
+        c.put("manifest", column(group, 6, (a, p) -> a.add(p.manifestBytes())));
+        c.put("ttl", column(group, 16, (a, p) -> a.add(micros(p.ttlDeadline()))));
+        c.put("transfer_by", column(group, 16, (a, p) -> a.add(micros(p.transferDeadline()))));
+        c.put("abandon_by", column(group, 16, (a, p) -> a.add(micros(p.abandonDeadline()))));
         putHashes(group, c);
         return c;
     }
@@ -242,34 +246,29 @@ public class LeaseProposals implements DisposableBean {
      * from {@code hash_from}, {@code hash_n} of them.
      */
     private static void putHashes(List<Proposal> group, Map<String, Object> columns) {
-        Integer[] from = new Integer[group.size()];
-        Integer[] count = new Integer[group.size()];
-        Long[] hashes =
-                new Long[group.stream().mapToInt(p -> p.fetchedHashes().length).sum()];
+        ArrayLiteral from = new ArrayLiteral(group.size(), 5);
+        ArrayLiteral count = new ArrayLiteral(group.size(), 3);
+        int total = group.stream().mapToInt(p -> p.fetchedHashes().length).sum();
+        ArrayLiteral hashes = new ArrayLiteral(total, 20);
         int at = 0;
-        for (int i = 0; i < group.size(); i++) {
-            long[] fetched = group.get(i).fetchedHashes();
-            from[i] = at;
-            count[i] = fetched.length;
-            for (long h : fetched) {
-                hashes[at++] = h;
-            }
+        for (Proposal p : group) {
+            long[] fetched = p.fetchedHashes();
+            from.add(at);
+            count.add(fetched.length);
+            hashes.addAll(fetched);
+            at += fetched.length;
         }
-        columns.put("hash_from", from);
-        columns.put("hash_n", count);
-        columns.put("hashes", hashes);
+        columns.put("hash_from", from.build());
+        columns.put("hash_n", count.build());
+        columns.put("hashes", hashes.build());
     }
 
-    private static String[] strings(List<Proposal> group, Function<Proposal, @Nullable String> column) {
-        return group.stream().map(column).toArray(String[]::new);
-    }
-
-    private static Long[] longs(List<Proposal> group, Function<Proposal, Long> column) {
-        return group.stream().map(column).toArray(Long[]::new);
-    }
-
-    private static Integer[] ints(List<Proposal> group, Function<Proposal, Integer> column) {
-        return group.stream().map(column).toArray(Integer[]::new);
+    private static String column(List<Proposal> group, int width, BiConsumer<ArrayLiteral, Proposal> element) {
+        ArrayLiteral a = new ArrayLiteral(group.size(), width);
+        for (Proposal p : group) {
+            element.accept(a, p);
+        }
+        return a.build();
     }
 
     /** {@code (first, count)} pairs as the lease row's {@code source_slot_runs}: {@code [[first, count], …]}. */
