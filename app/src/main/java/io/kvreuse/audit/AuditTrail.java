@@ -1,7 +1,9 @@
 package io.kvreuse.audit;
 
+import static io.kvreuse.store.ArrayLiteral.Type.TEXT;
 import static io.kvreuse.store.Sql.orNull;
 
+import io.kvreuse.store.ArrayLiteral;
 import io.r2dbc.postgresql.codec.Json;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
@@ -9,6 +11,7 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Service;
@@ -79,15 +82,25 @@ public class AuditTrail {
     /** The bindings of {@link #INSERT_ALL} for the rows. */
     public static Map<String, Object> bindings(List<Row> rows) {
         return Map.of(
-                "audit_actor", rows.stream().map(Row::actor).toArray(String[]::new),
-                "audit_type", rows.stream().map(Row::subjectType).toArray(String[]::new),
-                "audit_subject", rows.stream().map(Row::subjectId).toArray(String[]::new),
-                "audit_action", rows.stream().map(Row::action).toArray(String[]::new),
-                "audit_f", rows.stream().map(Row::fromState).toArray(String[]::new),
-                "audit_t", rows.stream().map(Row::toState).toArray(String[]::new),
-                "audit_e", rows.stream().map(Row::epoch).toArray(Long[]::new),
-                "audit_r", rows.stream().map(Row::reason).toArray(String[]::new),
-                "audit_d", rows.stream().map(Row::detailJson).toArray(String[]::new));
+                "audit_actor", column(rows, TEXT, Row::actor),
+                "audit_type", column(rows, TEXT, Row::subjectType),
+                "audit_subject", column(rows, TEXT, Row::subjectId),
+                "audit_action", column(rows, TEXT, Row::action),
+                "audit_f", column(rows, TEXT, Row::fromState),
+                "audit_t", column(rows, TEXT, Row::toState),
+                "audit_e", column(rows, ArrayLiteral.Type.BIGINT, Row::epoch),
+                "audit_r", column(rows, TEXT, Row::reason),
+                "audit_d", column(rows, TEXT, Row::detailJson));
+    }
+
+    /** One column of the rows, as an array of {@code type}. */
+    private static ArrayLiteral.PgArray column(
+            List<Row> rows, ArrayLiteral.Type type, Function<Row, @Nullable Object> value) {
+        ArrayLiteral a = new ArrayLiteral(type, rows.size(), 24);
+        for (Row r : rows) {
+            a.addValue(value.apply(r));
+        }
+        return a.build();
     }
 
     /**

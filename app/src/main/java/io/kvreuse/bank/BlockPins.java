@@ -1,8 +1,14 @@
 package io.kvreuse.bank;
 
+import static io.kvreuse.store.ArrayLiteral.Type.BIGINT;
+import static io.kvreuse.store.ArrayLiteral.Type.INTEGER;
+
+import io.kvreuse.store.ArrayLiteral;
+import io.kvreuse.store.ArrayLiteral.PgArray;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.BiConsumer;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
@@ -32,8 +38,8 @@ public class BlockPins {
      * slot: the matching rows are locked, counted, and only then incremented.
      */
     public Mono<Boolean> pinAll(UUID bankId, int rank, long[] hashes, int[] slots) {
-        Long[] h = box(hashes);
-        Integer[] s = box(slots);
+        PgArray h = new ArrayLiteral(BIGINT, hashes.length, 20).addAll(hashes).build();
+        PgArray s = new ArrayLiteral(INTEGER, slots.length, 5).addAll(slots).build();
         return db.sql("""
                         SELECT count(*) AS n FROM (
                             SELECT 1 FROM bank_block b
@@ -67,11 +73,15 @@ public class BlockPins {
     public Mono<Long> unpinAll(UUID bankId, int rank, long[] hashes) {
         return db.sql("""
                         UPDATE bank_block SET pin_count = pin_count - 1
-                        WHERE bank_id = :bank AND rank = :rank AND seq_hash = ANY(:h) AND pin_count > 0
+                        WHERE bank_id = :bank AND rank = :rank AND seq_hash = ANY(CAST(:h AS BIGINT[])) AND pin_count > 0
                         """)
                 .bind("bank", bankId)
                 .bind("rank", rank)
-                .bind("h", box(hashes))
+                .bind(
+                        "h",
+                        new ArrayLiteral(BIGINT, hashes.length, 20)
+                                .addAll(hashes)
+                                .build())
                 .fetch()
                 .rowsUpdated();
     }
@@ -93,11 +103,11 @@ public class BlockPins {
                             FOR UPDATE OF b) AS hit
                         GROUP BY hit.item
                         """)
-                .bind("item", wanted.stream().map(Block::item).toArray(Integer[]::new))
-                .bind("bank", banks(wanted))
-                .bind("rank", wanted.stream().map(Block::rank).toArray(Integer[]::new))
-                .bind("h", wanted.stream().map(Block::hash).toArray(Long[]::new))
-                .bind("s", wanted.stream().map(Block::slot).toArray(Integer[]::new))
+                .bind("item", column(wanted, INTEGER, 4, (a, b) -> a.add(b.item())))
+                .bind("bank", column(wanted, ArrayLiteral.Type.UUID, 36, (a, b) -> a.add(b.bank())))
+                .bind("rank", column(wanted, INTEGER, 2, (a, b) -> a.add(b.rank())))
+                .bind("h", column(wanted, BIGINT, 20, (a, b) -> a.add(b.hash())))
+                .bind("s", column(wanted, INTEGER, 5, (a, b) -> a.add(b.slot())))
                 .map((r, m) -> Map.entry(r.get("item", Integer.class), r.get("n", Long.class)))
                 .all()
                 .collectMap(Map.Entry::getKey, Map.Entry::getValue);
@@ -124,39 +134,31 @@ public class BlockPins {
     public static Map<String, Object> bindings(List<Block> pinned, List<Block> unpinned) {
         List<Block> all = new java.util.ArrayList<>(pinned);
         all.addAll(unpinned);
+        ArrayLiteral slots = new ArrayLiteral(INTEGER, all.size(), 5);
+        ArrayLiteral counts = new ArrayLiteral(INTEGER, all.size(), 2);
+        for (Block b : pinned) {
+            slots.add(b.slot());
+            counts.add(1);
+        }
+        for (int i = 0; i < unpinned.size(); i++) {
+            slots.add((String) null);
+            counts.add(-1);
+        }
         return Map.of(
-                "pins_bank", banks(all),
-                "pins_rank", all.stream().map(Block::rank).toArray(Integer[]::new),
-                "pins_h", all.stream().map(Block::hash).toArray(Long[]::new),
-                "pins_s",
-                        java.util.stream.Stream.concat(
-                                        pinned.stream().map(Block::slot),
-                                        unpinned.stream().map(b -> (Integer) null))
-                                .toArray(Integer[]::new),
-                "pins_n",
-                        java.util.stream.Stream.concat(
-                                        pinned.stream().map(b -> 1),
-                                        unpinned.stream().map(b -> -1))
-                                .toArray(Integer[]::new));
+                "pins_bank", column(all, ArrayLiteral.Type.UUID, 36, (a, b) -> a.add(b.bank())),
+                "pins_rank", column(all, INTEGER, 2, (a, b) -> a.add(b.rank())),
+                "pins_h", column(all, BIGINT, 20, (a, b) -> a.add(b.hash())),
+                "pins_s", slots.build(),
+                "pins_n", counts.build());
     }
 
-    private static String[] banks(List<Block> blocks) {
-        return blocks.stream().map(b -> b.bank().toString()).toArray(String[]::new);
-    }
-
-    private static Long[] box(long[] a) {
-        Long[] b = new Long[a.length];
-        for (int i = 0; i < a.length; i++) {
-            b[i] = a[i];
+    /** One element per block, as an array of {@code type}. */
+    private static PgArray column(
+            List<Block> blocks, ArrayLiteral.Type type, int width, BiConsumer<ArrayLiteral, Block> element) {
+        ArrayLiteral a = new ArrayLiteral(type, blocks.size(), width);
+        for (Block b : blocks) {
+            element.accept(a, b);
         }
-        return b;
-    }
-
-    private static Integer[] box(int[] a) {
-        Integer[] b = new Integer[a.length];
-        for (int i = 0; i < a.length; i++) {
-            b[i] = a[i];
-        }
-        return b;
+        return a.build();
     }
 }

@@ -91,8 +91,8 @@ final class InflightCaps {
                 .toArray(Integer[]::new);
     }
 
-    private static String keys(Integer[] keys) {
-        ArrayLiteral a = new ArrayLiteral(keys.length, 11);
+    private static ArrayLiteral.PgArray keys(Integer[] keys) {
+        ArrayLiteral a = new ArrayLiteral(ArrayLiteral.Type.INTEGER, keys.length, 11);
         for (int k : keys) {
             a.add(k);
         }

@@ -1,8 +1,14 @@
 package io.kvreuse.lease;
 
+import static io.kvreuse.store.ArrayLiteral.Type.BIGINT;
+import static io.kvreuse.store.ArrayLiteral.Type.DOUBLE;
+import static io.kvreuse.store.ArrayLiteral.Type.INTEGER;
+import static io.kvreuse.store.ArrayLiteral.Type.TEXT;
+
 import io.kvreuse.settings.ReuseSettings;
 import io.kvreuse.settings.ReuseSettingsService;
 import io.kvreuse.store.ArrayLiteral;
+import io.kvreuse.store.ArrayLiteral.PgArray;
 import io.kvreuse.store.GroupCommit;
 import io.kvreuse.store.PgNotifications;
 import io.r2dbc.pool.ConnectionPool;
@@ -212,31 +218,31 @@ public class LeaseProposals implements DisposableBean {
 
     /**
      * The group as one array per column of the proposal statement, in group order, each in its text
-     * form ({@link ArrayLiteral}): the statement casts them.
+     * form, typed ({@link ArrayLiteral}).
      */
     static Map<String, Object> columns(List<Proposal> group) {
         Map<String, Object> c = new HashMap<>();
-        c.put("lease", column(group, 36, (a, p) -> a.add(p.leaseId())));
-        c.put("request", column(group, 36, (a, p) -> a.add(p.requestId())));
-        c.put("domain", column(group, 16, (a, p) -> a.add(p.domainId())));
-        c.put("transport", column(group, 8, (a, p) -> a.add(p.transportClass())));
-        c.put("donor", column(group, 36, (a, p) -> a.add(p.donorId())));
-        c.put("donor_epoch", column(group, 4, (a, p) -> a.add(p.donorEpoch())));
-        c.put("bank", column(group, 36, (a, p) -> a.add(p.bankId())));
-        c.put("bank_epoch", column(group, 4, (a, p) -> a.add(p.bankEpoch())));
-        c.put("target", column(group, 36, (a, p) -> a.add(p.targetId())));
-        c.put("target_epoch", column(group, 4, (a, p) -> a.add(p.targetEpoch())));
-        c.put("local_prefix", column(group, 4, (a, p) -> a.add(p.localPrefixBlocks())));
-        c.put("slot_runs", column(group, 16, (a, p) -> a.add(slotRunsJson(p.slotRuns()))));
-        c.put("mm_lineage", column(group, 4, (a, p) -> a.add(p.mmLineage())));
-        c.put("action", column(group, 12, (a, p) -> a.add(p.actionType())));
-        c.put("transfer_ms", column(group, 8, (a, p) -> a.add(p.transferMs())));
-        c.put("recompute_ms", column(group, 8, (a, p) -> a.add(p.recomputeMs())));
-        c.put("budget", column(group, 10, (a, p) -> a.add(p.budgetBytes())));
-        c.put("manifest", column(group, 6, (a, p) -> a.add(p.manifestBytes())));
-        c.put("ttl", column(group, 16, (a, p) -> a.add(micros(p.ttlDeadline()))));
-        c.put("transfer_by", column(group, 16, (a, p) -> a.add(micros(p.transferDeadline()))));
-        c.put("abandon_by", column(group, 16, (a, p) -> a.add(micros(p.abandonDeadline()))));
+        c.put("lease", column(group, ArrayLiteral.Type.UUID, 36, (a, p) -> a.add(p.leaseId())));
+        c.put("request", column(group, TEXT, 36, (a, p) -> a.add(p.requestId())));
+        c.put("domain", column(group, TEXT, 16, (a, p) -> a.add(p.domainId())));
+        c.put("transport", column(group, TEXT, 8, (a, p) -> a.add(p.transportClass())));
+        c.put("donor", column(group, ArrayLiteral.Type.UUID, 36, (a, p) -> a.add(p.donorId())));
+        c.put("donor_epoch", column(group, BIGINT, 4, (a, p) -> a.add(p.donorEpoch())));
+        c.put("bank", column(group, ArrayLiteral.Type.UUID, 36, (a, p) -> a.add(p.bankId())));
+        c.put("bank_epoch", column(group, BIGINT, 4, (a, p) -> a.add(p.bankEpoch())));
+        c.put("target", column(group, ArrayLiteral.Type.UUID, 36, (a, p) -> a.add(p.targetId())));
+        c.put("target_epoch", column(group, BIGINT, 4, (a, p) -> a.add(p.targetEpoch())));
+        c.put("local_prefix", column(group, INTEGER, 4, (a, p) -> a.add(p.localPrefixBlocks())));
+        c.put("slot_runs", column(group, TEXT, 16, (a, p) -> a.add(slotRunsJson(p.slotRuns()))));
+        c.put("mm_lineage", column(group, TEXT, 4, (a, p) -> a.add(p.mmLineage())));
+        c.put("action", column(group, TEXT, 12, (a, p) -> a.add(p.actionType())));
+        c.put("transfer_ms", column(group, DOUBLE, 8, (a, p) -> a.add(p.transferMs())));
+        c.put("recompute_ms", column(group, DOUBLE, 8, (a, p) -> a.add(p.recomputeMs())));
+        c.put("budget", column(group, BIGINT, 10, (a, p) -> a.add(p.budgetBytes())));
+        c.put("manifest", column(group, INTEGER, 6, (a, p) -> a.add(p.manifestBytes())));
+        c.put("ttl", column(group, BIGINT, 16, (a, p) -> a.add(micros(p.ttlDeadline()))));
+        c.put("transfer_by", column(group, BIGINT, 16, (a, p) -> a.add(micros(p.transferDeadline()))));
+        c.put("abandon_by", column(group, BIGINT, 16, (a, p) -> a.add(micros(p.abandonDeadline()))));
         putHashes(group, c);
         return c;
     }
@@ -246,10 +252,10 @@ public class LeaseProposals implements DisposableBean {
      * from {@code hash_from}, {@code hash_n} of them.
      */
     private static void putHashes(List<Proposal> group, Map<String, Object> columns) {
-        ArrayLiteral from = new ArrayLiteral(group.size(), 5);
-        ArrayLiteral count = new ArrayLiteral(group.size(), 3);
+        ArrayLiteral from = new ArrayLiteral(INTEGER, group.size(), 5);
+        ArrayLiteral count = new ArrayLiteral(INTEGER, group.size(), 3);
         int total = group.stream().mapToInt(p -> p.fetchedHashes().length).sum();
-        ArrayLiteral hashes = new ArrayLiteral(total, 20);
+        ArrayLiteral hashes = new ArrayLiteral(BIGINT, total, 20);
         int at = 0;
         for (Proposal p : group) {
             long[] fetched = p.fetchedHashes();
@@ -263,8 +269,9 @@ public class LeaseProposals implements DisposableBean {
         columns.put("hashes", hashes.build());
     }
 
-    private static String column(List<Proposal> group, int width, BiConsumer<ArrayLiteral, Proposal> element) {
-        ArrayLiteral a = new ArrayLiteral(group.size(), width);
+    private static PgArray column(
+            List<Proposal> group, ArrayLiteral.Type type, int width, BiConsumer<ArrayLiteral, Proposal> element) {
+        ArrayLiteral a = new ArrayLiteral(type, group.size(), width);
         for (Proposal p : group) {
             element.accept(a, p);
         }

@@ -6,6 +6,7 @@ import io.kvreuse.domain.TransferCalibration;
 import io.kvreuse.lease.LeaseAggregate.CommandState;
 import io.kvreuse.lease.LeaseAggregate.HoldState;
 import io.kvreuse.lease.LeaseAggregate.OrderState;
+import io.kvreuse.store.ArrayLiteral;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -189,7 +190,8 @@ class LeaseWriter {
 
     /**
      * One kind of change: its CTEs and its rows by key, each row's values in the order the CTEs
-     * first name their arrays, bound as one array per column (uuids as text).
+     * first name their arrays, bound as one array per column of the type the CTEs cast it to ({@link
+     * ArrayLiteral}).
      */
     private record Kind(String sql, Map<Object, Object[]> rows) {
 
@@ -206,23 +208,17 @@ class LeaseWriter {
             Set<String> named = new HashSet<>();
             for (int c = 0; m.find(); ) {
                 if (named.add(m.group(1))) {
-                    bindings.put(m.group(1), column(c++, m.group(2)));
+                    bindings.put(m.group(1), column(c++, ArrayLiteral.Type.valueOf(m.group(2))));
                 }
             }
         }
 
-        private Object[] column(int c, String type) {
-            Object[] values = switch (type) {
-                case "INTEGER" -> new Integer[rows.size()];
-                case "BIGINT" -> new Long[rows.size()];
-                case "BOOLEAN" -> new Boolean[rows.size()];
-                default -> new String[rows.size()];
-            };
-            int i = 0;
+        private ArrayLiteral.PgArray column(int c, ArrayLiteral.Type type) {
+            ArrayLiteral values = new ArrayLiteral(type, rows.size(), 36);
             for (Object[] row : rows.values()) {
-                values[i++] = row[c] instanceof UUID u ? u.toString() : row[c];
+                values.addValue(row[c]);
             }
-            return values;
+            return values.build();
         }
     }
 

@@ -1,23 +1,42 @@
 package io.kvreuse.store;
 
+import io.r2dbc.postgresql.codec.PostgresqlObjectId;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A PostgreSQL array in its text form ({@code {1,2,NULL}}), built element by element, to bind as a
- * string and cast in the statement ({@code CAST(:hashes AS BIGINT[])}). The driver's own array
- * encoding boxes every element and runs each through its element codec and quoting: for the
- * proposal write's 256 hashes a selection that cost more of the control plane's CPU than the lookup
- * that chose the donor. Text elements are always quoted, so no value can end an element early.
+ * A PostgreSQL array in its text form ({@code {1,2,NULL}}), built element by element and bound as a
+ * parameter of its array type ({@link PgArray}, sent by {@link PgArrayCodec}). The driver's own
+ * array encoding boxes every element and runs each through its element codec and quoting: for a
+ * proposal's 256 hashes that cost more of the control plane's CPU than the lookup that chose the
+ * donor. Text elements are always quoted, so no value can end an element early.
  */
 public final class ArrayLiteral {
 
+    /** The element types the statements bind arrays of, with their array types. */
+    public enum Type {
+        BIGINT(PostgresqlObjectId.INT8_ARRAY),
+        INTEGER(PostgresqlObjectId.INT4_ARRAY),
+        DOUBLE(PostgresqlObjectId.FLOAT8_ARRAY),
+        BOOLEAN(PostgresqlObjectId.BOOL_ARRAY),
+        UUID(PostgresqlObjectId.UUID_ARRAY),
+        TEXT(PostgresqlObjectId.TEXT_ARRAY);
+
+        final int arrayOid;
+
+        Type(PostgresqlObjectId array) {
+            this.arrayOid = array.getObjectId();
+        }
+    }
+
+    private final Type type;
     private final StringBuilder text;
     private boolean first = true;
 
-    /** An empty literal, with room for about {@code elements} elements of {@code width} characters. */
-    public ArrayLiteral(int elements, int width) {
-        text = new StringBuilder(2 + elements * (width + 1)).append('{');
+    /** An empty array of {@code type}, with room for about {@code elements} elements of {@code width} characters. */
+    public ArrayLiteral(Type type, int elements, int width) {
+        this.type = type;
+        this.text = new StringBuilder(2 + elements * (width + 1)).append('{');
     }
 
     public ArrayLiteral add(long value) {
@@ -30,11 +49,8 @@ public final class ArrayLiteral {
         return this;
     }
 
-    /** Each of {@code values}. */
-    public ArrayLiteral addAll(long[] values) {
-        for (long v : values) {
-            add(v);
-        }
+    public ArrayLiteral add(boolean value) {
+        next().append(value ? 't' : 'f');
         return this;
     }
 
@@ -62,6 +78,41 @@ public final class ArrayLiteral {
         return this;
     }
 
+    /** Each of {@code values}. */
+    public ArrayLiteral addAll(long[] values) {
+        for (long v : values) {
+            add(v);
+        }
+        return this;
+    }
+
+    /** Each of {@code values}. */
+    public ArrayLiteral addAll(int[] values) {
+        for (int v : values) {
+            add(v);
+        }
+        return this;
+    }
+
+    /**
+     * An element of any type this class writes ({@code Long}, {@code Integer}, {@code Double},
+     * {@code Boolean}, {@code UUID}, {@code String}); {@code null} is SQL NULL.
+     */
+    public ArrayLiteral addValue(@Nullable Object value) {
+        return switch (value) {
+            case null -> add((String) null);
+            case Long v -> add(v.longValue());
+            case Integer v -> add(v.longValue());
+            case Double v -> add(v.doubleValue());
+            case Boolean v -> add(v.booleanValue());
+            case UUID v -> add(v);
+            case String v -> add(v);
+            default ->
+                throw new IllegalArgumentException(
+                        "no array element of type " + value.getClass().getName());
+        };
+    }
+
     private StringBuilder next() {
         if (!first) {
             text.append(',');
@@ -70,8 +121,14 @@ public final class ArrayLiteral {
         return text;
     }
 
-    /** The literal; nothing may be added after. */
-    public String build() {
-        return text.append('}').toString();
+    /** The array, to bind; nothing may be added after. */
+    public PgArray build() {
+        return new PgArray(text.append('}').toString(), type.arrayOid);
     }
+
+    /**
+     * An array parameter in PostgreSQL's text form and its array type's oid: PostgreSQL parses it
+     * once, at bind time, as a value of that type, so a custom plan sees it as a constant.
+     */
+    public record PgArray(String text, int oid) {}
 }

@@ -11,7 +11,10 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.r2dbc.core.DatabaseClient;
 
-/** Array literals read back by PostgreSQL's own array input, element for element. */
+/**
+ * Array parameters read back by PostgreSQL's own array input, element for element, and typed as
+ * their array type without a cast in the statement.
+ */
 @IntegrationTest
 class ArrayLiteralIntegrationTests {
 
@@ -37,11 +40,11 @@ class ArrayLiteralIntegrationTests {
             null,
             "trailing\\"
         };
-        ArrayLiteral literal = new ArrayLiteral(values.length, 8);
+        ArrayLiteral literal = new ArrayLiteral(ArrayLiteral.Type.TEXT, values.length, 8);
         for (String v : values) {
             literal.add(v);
         }
-        String[] back = db.sql("SELECT CAST(:a AS TEXT[]) AS v")
+        String[] back = db.sql("SELECT :a AS v")
                 .bind("a", literal.build())
                 .map((r, m) -> r.get("v", String[].class))
                 .one()
@@ -57,26 +60,36 @@ class ArrayLiteralIntegrationTests {
         longs[2] = 0;
         double[] doubles = {0.0, -1.5, 1e-5, 123456.789, 6.02e23, Double.MAX_VALUE, Double.MIN_VALUE};
         UUID[] ids = {UUID.randomUUID(), new UUID(0, 0), new UUID(-1, -1)};
-        ArrayLiteral bigints = new ArrayLiteral(longs.length, 20).addAll(longs);
-        ArrayLiteral floats = new ArrayLiteral(doubles.length, 8);
+        ArrayLiteral bigints = new ArrayLiteral(ArrayLiteral.Type.BIGINT, longs.length, 20).addAll(longs);
+        ArrayLiteral floats = new ArrayLiteral(ArrayLiteral.Type.DOUBLE, doubles.length, 8);
         Arrays.stream(doubles).forEach(floats::add);
-        ArrayLiteral uuids = new ArrayLiteral(ids.length, 36);
+        ArrayLiteral uuids = new ArrayLiteral(ArrayLiteral.Type.UUID, ids.length, 36);
         Arrays.stream(ids).forEach(uuids::add);
-        ArrayLiteral empty = new ArrayLiteral(0, 0);
+        ArrayLiteral empty = new ArrayLiteral(ArrayLiteral.Type.INTEGER, 0, 0);
 
         var row = db.sql("""
-                        SELECT CAST(:l AS BIGINT[]) AS l, CAST(:d AS DOUBLE PRECISION[]) AS d, CAST(:u AS UUID[]) AS u,
-                               cardinality(CAST(:e AS INTEGER[])) AS e
+                        SELECT :l AS l, :d AS d, :u AS u, cardinality(:e) AS e,
+                               concat_ws(' ', pg_typeof(:l), pg_typeof(:d), pg_typeof(:u), pg_typeof(:e), pg_typeof(:b)) AS types,
+                               :b AS b
                         """)
                 .bind("l", bigints.build())
                 .bind("d", floats.build())
                 .bind("u", uuids.build())
                 .bind("e", empty.build())
+                .bind(
+                        "b",
+                        new ArrayLiteral(ArrayLiteral.Type.BOOLEAN, 3, 1)
+                                .add(true)
+                                .add(false)
+                                .add((String) null)
+                                .build())
                 .map((r, m) -> new Object[] {
                     r.get("l", Long[].class),
                     r.get("d", Double[].class),
                     r.get("u", UUID[].class),
-                    r.get("e", Integer.class)
+                    r.get("e", Integer.class),
+                    r.get("types", String.class),
+                    r.get("b", Boolean[].class)
                 })
                 .one()
                 .block(Duration.ofSeconds(5));
@@ -85,5 +98,9 @@ class ArrayLiteralIntegrationTests {
                 .containsExactly(Arrays.stream(doubles).boxed().toArray(Double[]::new));
         assertThat((UUID[]) row[2]).containsExactly(ids);
         assertThat(row[3]).isEqualTo(0);
+        assertThat(row[4])
+                .as("each reaches PostgreSQL as a parameter of its array type, not as text to cast")
+                .isEqualTo("bigint[] double precision[] uuid[] integer[] boolean[]");
+        assertThat((Boolean[]) row[5]).containsExactly(true, false, null);
     }
 }
