@@ -42,23 +42,10 @@ record LeaseRow(
         long version) {
 
     /**
-     * Lease {@code l} as the JSON object a {@code LeaseRow} decodes from; times as epoch seconds to the
-     * microsecond (PostgreSQL's resolution), which decode exactly and much faster than timestamp text.
+     * Lease {@code l} as the JSON object a {@code LeaseRow} decodes from (V97); times as epoch seconds to
+     * the microsecond (PostgreSQL's resolution), which decode exactly and much faster than timestamp text.
      */
-    static final String JSON = """
-            json_build_object('leaseId', l.lease_id, 'requestId', l.request_id, 'state', l.state, 'outcome', l.outcome,
-                'reason', l.reason, 'domainId', l.domain_id, 'donorId', l.donor_incarnation_id, 'donorEpoch', l.donor_epoch,
-                'bankId', l.bank_id, 'bankEpoch', l.bank_epoch, 'targetId', l.target_incarnation_id,
-                'targetEpoch', l.target_epoch, 'localPrefixBlocks', l.local_prefix_blocks, 'fetchBlocks', l.fetch_blocks,
-                'seqHashes', COALESCE(l.seq_hashes, '{}'), 'sourceRuns', COALESCE(l.source_slot_runs, '[]'),
-                'transportClass', l.transport_class, 'predictedTransferMs', l.predicted_transfer_ms,
-                'predictedRecomputeMs', l.predicted_recompute_ms, 'committedBlocks', l.committed_blocks,
-                'sourceQuiesced', COALESCE(l.source_quiesced, FALSE),
-                'destinationQuiesced', COALESCE(l.destination_quiesced, FALSE), 'version', l.version,
-                'createdAt', EXTRACT(EPOCH FROM l.created_at), 'ttlDeadline', EXTRACT(EPOCH FROM l.ttl_deadline),
-                'transferDeadline', EXTRACT(EPOCH FROM l.transfer_deadline),
-                'abandonDeadline', EXTRACT(EPOCH FROM l.abandon_deadline),
-                'stateChangedAt', EXTRACT(EPOCH FROM l.state_changed_at))""";
+    static final String JSON = "kvreuse_lease_row_json(l)";
 
     /** The same lease after a move to {@code to}. */
     LeaseRow moved(LeaseState to, @Nullable String newOutcome, @Nullable String newReason, Instant now) {

@@ -31,6 +31,7 @@ public class Leases {
 
     /** The leases a principal's filter selects: an owner subject's or an agent's hosts' (null: all), newest first. */
     private static final String VISIBLE = """
+            SELECT a.read FROM kvreuse_lease_aggregates(ARRAY(SELECT l.lease_id FROM lease l
             WHERE (CAST(:state AS TEXT) IS NULL OR l.state = :state)
               AND (CAST(:only AS UUID) IS NULL OR l.lease_id = :only)
               AND (CAST(:inc AS UUID) IS NULL OR l.donor_incarnation_id = :inc OR l.target_incarnation_id = :inc)
@@ -39,7 +40,9 @@ public class Leases {
               AND (CAST(:agent AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM node_agent a JOIN engine_incarnation i
                     ON i.host_id = a.host_id AND i.incarnation_id IN (l.donor_incarnation_id, l.target_incarnation_id)
                     WHERE a.owner_subject = :agent))
-            ORDER BY l.created_at DESC, l.lease_id LIMIT :limit""";
+            ORDER BY l.created_at DESC, l.lease_id LIMIT :limit)) AS a
+            JOIN lease l ON l.lease_id = a.lease_id
+            ORDER BY l.created_at DESC, l.lease_id""";
 
     /**
      * Claims up to {@code :limit} of host {@code :h}'s orders: queued ones, and claimed ones no part
