@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.store.ArrayLiteral;
 import io.r2dbc.postgresql.codec.Json;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -53,8 +54,11 @@ class LeaseAggregates {
         this.json = json;
     }
 
-    static String[] ids(Collection<UUID> ids) {
-        return ids.stream().map(UUID::toString).toArray(String[]::new);
+    /** Lease, command or incarnation ids as one {@code UUID[]} parameter. */
+    static ArrayLiteral.PgArray ids(Collection<UUID> ids) {
+        ArrayLiteral a = new ArrayLiteral(ArrayLiteral.Type.UUID, ids.size(), 36);
+        ids.forEach(a::add);
+        return a.build();
     }
 
     /** The leases {@code query} (a statement answering {@code read}, bound by {@code bind}) selects, as they are. */
