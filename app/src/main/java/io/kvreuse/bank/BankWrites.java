@@ -3,6 +3,7 @@ package io.kvreuse.bank;
 import io.kvreuse.bank.BankStore.ChangeSet;
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.ProblemType;
+import io.kvreuse.store.ArrayLiteral;
 import io.kvreuse.store.PgNotifications;
 import java.util.Collection;
 import java.util.HashMap;
@@ -365,35 +366,32 @@ class BankWrites {
             return Mono.empty();
         }
         int n = blocks.size();
-        Long[] hashes = new Long[n];
-        Long[] parents = new Long[n];
-        Integer[] positions = new Integer[n];
-        Integer[] slots = new Integer[n];
-        String[] lineages = new String[n];
-        Integer[] pinCounts = new Integer[n];
-        int i = 0;
+        ArrayLiteral hashes = new ArrayLiteral(ArrayLiteral.Type.BIGINT, n, 20);
+        ArrayLiteral parents = new ArrayLiteral(ArrayLiteral.Type.BIGINT, n, 20);
+        ArrayLiteral positions = new ArrayLiteral(ArrayLiteral.Type.INTEGER, n, 4);
+        ArrayLiteral slots = new ArrayLiteral(ArrayLiteral.Type.INTEGER, n, 5);
+        ArrayLiteral lineages = new ArrayLiteral(ArrayLiteral.Type.TEXT, n, 4);
+        ArrayLiteral pinCounts = new ArrayLiteral(ArrayLiteral.Type.INTEGER, n, 1);
         for (InventoryBlock b : blocks) {
-            hashes[i] = b.seqHash();
-            parents[i] = b.parentHash();
-            positions[i] = b.position();
-            slots[i] = b.slot();
-            lineages[i] = b.mmLineage();
-            pinCounts[i] = pins.getOrDefault(b.seqHash(), 0);
-            i++;
+            hashes.add(b.seqHash());
+            parents.addValue(b.parentHash());
+            positions.add(b.position());
+            slots.add(b.slot());
+            lineages.add(b.mmLineage());
+            pinCounts.add(pins.getOrDefault(b.seqHash(), 0));
         }
         return db.sql("""
                         INSERT INTO bank_block (bank_id, rank, seq_hash, parent_hash, position, slot, mm_lineage, pin_count)
-                        SELECT :id, :rank, * FROM unnest(:hashes::bigint[], :parents::bigint[], :positions::int[],
-                                                         :slots::int[], :lineages::text[], :pins::int[])
+                        SELECT :id, :rank, * FROM unnest(:hashes, :parents, :positions, :slots, :lineages, :pins)
                         """)
                 .bind("id", bankId)
                 .bind("rank", rank)
-                .bind("hashes", hashes)
-                .bind("parents", parents)
-                .bind("positions", positions)
-                .bind("slots", slots)
-                .bind("lineages", lineages)
-                .bind("pins", pinCounts)
+                .bind("hashes", hashes.build())
+                .bind("parents", parents.build())
+                .bind("positions", positions.build())
+                .bind("slots", slots.build())
+                .bind("lineages", lineages.build())
+                .bind("pins", pinCounts.build())
                 .then();
     }
 
