@@ -96,11 +96,7 @@ public class AuditTrail {
     /** One column of the rows, as an array of {@code type}. */
     private static ArrayLiteral.PgArray column(
             List<Row> rows, ArrayLiteral.Type type, Function<Row, @Nullable Object> value) {
-        ArrayLiteral a = new ArrayLiteral(type, rows.size(), 24);
-        for (Row r : rows) {
-            a.addValue(value.apply(r));
-        }
-        return a.build();
+        return ArrayLiteral.column(type, rows, 24, (a, r) -> a.addValue(value.apply(r)));
     }
 
     /**

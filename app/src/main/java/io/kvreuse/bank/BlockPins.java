@@ -155,10 +155,6 @@ public class BlockPins {
     /** One element per block, as an array of {@code type}. */
     private static PgArray column(
             List<Block> blocks, ArrayLiteral.Type type, int width, BiConsumer<ArrayLiteral, Block> element) {
-        ArrayLiteral a = new ArrayLiteral(type, blocks.size(), width);
-        for (Block b : blocks) {
-            element.accept(a, b);
-        }
-        return a.build();
+        return ArrayLiteral.column(type, blocks, width, element);
     }
 }

@@ -271,11 +271,7 @@ public class LeaseProposals implements DisposableBean {
 
     private static PgArray column(
             List<Proposal> group, ArrayLiteral.Type type, int width, BiConsumer<ArrayLiteral, Proposal> element) {
-        ArrayLiteral a = new ArrayLiteral(type, group.size(), width);
-        for (Proposal p : group) {
-            element.accept(a, p);
-        }
-        return a.build();
+        return ArrayLiteral.column(type, group, width, element);
     }
 
     /** {@code (first, count)} pairs as the lease row's {@code source_slot_runs}: {@code [[first, count], …]}. */

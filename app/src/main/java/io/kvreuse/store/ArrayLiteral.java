@@ -1,7 +1,9 @@
 package io.kvreuse.store;
 
 import io.r2dbc.postgresql.codec.PostgresqlObjectId;
+import java.util.Collection;
 import java.util.UUID;
+import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -111,6 +113,16 @@ public final class ArrayLiteral {
                 throw new IllegalArgumentException(
                         "no array element of type " + value.getClass().getName());
         };
+    }
+
+    /** One element per item of {@code items}, written by {@code element}, as an array of {@code type}. */
+    public static <T> PgArray column(
+            Type type, Collection<T> items, int width, BiConsumer<ArrayLiteral, ? super T> element) {
+        ArrayLiteral a = new ArrayLiteral(type, items.size(), width);
+        for (T item : items) {
+            element.accept(a, item);
+        }
+        return a.build();
     }
 
     private StringBuilder next() {
