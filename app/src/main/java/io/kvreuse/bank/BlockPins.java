@@ -141,7 +141,7 @@ public class BlockPins {
             counts.add(1);
         }
         for (int i = 0; i < unpinned.size(); i++) {
-            slots.add((String) null);
+            slots.addValue(null);
             counts.add(-1);
         }
         return Map.of(

@@ -81,7 +81,7 @@ class ArrayLiteralIntegrationTests {
                         new ArrayLiteral(ArrayLiteral.Type.BOOLEAN, 3, 1)
                                 .add(true)
                                 .add(false)
-                                .add((String) null)
+                                .addValue(null)
                                 .build())
                 .map((r, m) -> new Object[] {
                     r.get("l", Long[].class),
