@@ -4,6 +4,7 @@ import io.kvreuse.bank.BankStore.ChangeSet;
 import io.kvreuse.error.InvalidRequestException;
 import io.kvreuse.error.ProblemType;
 import io.kvreuse.store.ArrayLiteral;
+import io.kvreuse.store.ArrayLiteral.PgArray;
 import io.kvreuse.store.PgNotifications;
 import java.util.Collection;
 import java.util.HashMap;
@@ -72,7 +73,7 @@ class BankWrites {
     Mono<Written> applyEvents(
             UUID bankId, int rank, int tp, BatchEffect effect, StreamPosition part, ChangeSet changes) {
         Stored stored = Stored.of(effect);
-        String removed = bigints(effect.removed);
+        PgArray removed = bigints(effect.removed);
         return db.sql(EVENTS)
                 .bind("id", bankId)
                 .bind("rank", rank)
@@ -101,60 +102,42 @@ class BankWrites {
 
     /**
      * The stored blocks of a batch as the batch statements' array parameters, in one order, each
-     * written as PostgreSQL's array literal ({@code {1,-2,3}}, cast to its type in the statement):
-     * r2dbc would send a {@code Long[]} as the same text, but element by element through its codecs,
-     * from boxed values. Text-only blocks (the usual case) bind one NULL lineage array, which {@code
+     * written as PostgreSQL's array text and bound as its array type ({@link ArrayLiteral}): r2dbc
+     * would send a {@code Long[]} as the same text, but element by element through its codecs, from
+     * boxed values. Text-only blocks (the usual case) bind one NULL lineage array, which {@code
      * unnest} pads with NULLs, instead of 1,024 NULLs to format and parse.
      */
-    private record Stored(String hashes, String parents, String positions, String slots, Object lineages) {
+    private record Stored(PgArray hashes, PgArray parents, PgArray positions, PgArray slots, Object lineages) {
 
         static Stored of(BatchEffect effect) {
             int n = effect.stored.size();
-            StringBuilder hashes = new StringBuilder(n * 20 + 2).append('{');
-            StringBuilder parents = new StringBuilder(n * 20 + 2).append('{');
-            StringBuilder positions = new StringBuilder(n * 4 + 2).append('{');
-            StringBuilder slots = new StringBuilder(n * 6 + 2).append('{');
+            ArrayLiteral hashes = new ArrayLiteral(ArrayLiteral.Type.BIGINT, n, 20);
+            ArrayLiteral parents = new ArrayLiteral(ArrayLiteral.Type.BIGINT, n, 20);
+            ArrayLiteral positions = new ArrayLiteral(ArrayLiteral.Type.INTEGER, n, 4);
+            ArrayLiteral slots = new ArrayLiteral(ArrayLiteral.Type.INTEGER, n, 5);
             String[] lineages = new String[n];
             boolean anyLineage = false;
             int i = 0;
             for (InventoryBlock b : effect.stored.values()) {
-                if (i > 0) {
-                    hashes.append(',');
-                    parents.append(',');
-                    positions.append(',');
-                    slots.append(',');
-                }
-                hashes.append(b.seqHash());
-                if (b.parentHash() == null) {
-                    parents.append("NULL");
-                } else {
-                    parents.append(b.parentHash().longValue());
-                }
-                positions.append(b.position());
-                slots.append(b.slot());
-                lineages[i] = b.mmLineage();
+                hashes.add(b.seqHash());
+                parents.addValue(b.parentHash());
+                positions.add(b.position());
+                slots.add(b.slot());
+                lineages[i++] = b.mmLineage();
                 anyLineage |= b.mmLineage() != null;
-                i++;
             }
             return new Stored(
-                    hashes.append('}').toString(),
-                    parents.append('}').toString(),
-                    positions.append('}').toString(),
-                    slots.append('}').toString(),
+                    hashes.build(),
+                    parents.build(),
+                    positions.build(),
+                    slots.build(),
                     io.kvreuse.store.Sql.orNull(anyLineage ? lineages : null, String[].class));
         }
     }
 
-    /** Hashes as PostgreSQL's array literal, for a parameter cast to {@code bigint[]}. */
-    private static String bigints(java.util.Collection<Long> values) {
-        StringBuilder out = new StringBuilder(values.size() * 20 + 2).append('{');
-        for (Long v : values) {
-            if (out.length() > 1) {
-                out.append(',');
-            }
-            out.append(v.longValue());
-        }
-        return out.append('}').toString();
+    /** Hashes as one {@code bigint[]} parameter. */
+    private static PgArray bigints(java.util.Collection<Long> values) {
+        return ArrayLiteral.column(ArrayLiteral.Type.BIGINT, values, 20, ArrayLiteral::addValue);
     }
 
     /**

@@ -2,13 +2,13 @@ package io.kvreuse.bank;
 
 import static io.kvreuse.store.ArrayLiteral.Type.BIGINT;
 import static io.kvreuse.store.ArrayLiteral.Type.INTEGER;
+import static io.kvreuse.store.ArrayLiteral.column;
 
 import io.kvreuse.store.ArrayLiteral;
 import io.kvreuse.store.ArrayLiteral.PgArray;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.BiConsumer;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
@@ -103,11 +103,11 @@ public class BlockPins {
                             FOR UPDATE OF b) AS hit
                         GROUP BY hit.item
                         """)
-                .bind("item", column(wanted, INTEGER, 4, (a, b) -> a.add(b.item())))
-                .bind("bank", column(wanted, ArrayLiteral.Type.UUID, 36, (a, b) -> a.add(b.bank())))
-                .bind("rank", column(wanted, INTEGER, 2, (a, b) -> a.add(b.rank())))
-                .bind("h", column(wanted, BIGINT, 20, (a, b) -> a.add(b.hash())))
-                .bind("s", column(wanted, INTEGER, 5, (a, b) -> a.add(b.slot())))
+                .bind("item", column(INTEGER, wanted, 4, (a, b) -> a.add(b.item())))
+                .bind("bank", column(ArrayLiteral.Type.UUID, wanted, 36, (a, b) -> a.add(b.bank())))
+                .bind("rank", column(INTEGER, wanted, 2, (a, b) -> a.add(b.rank())))
+                .bind("h", column(BIGINT, wanted, 20, (a, b) -> a.add(b.hash())))
+                .bind("s", column(INTEGER, wanted, 5, (a, b) -> a.add(b.slot())))
                 .map((r, m) -> Map.entry(r.get("item", Integer.class), r.get("n", Long.class)))
                 .all()
                 .collectMap(Map.Entry::getKey, Map.Entry::getValue);
@@ -145,16 +145,10 @@ public class BlockPins {
             counts.add(-1);
         }
         return Map.of(
-                "pins_bank", column(all, ArrayLiteral.Type.UUID, 36, (a, b) -> a.add(b.bank())),
-                "pins_rank", column(all, INTEGER, 2, (a, b) -> a.add(b.rank())),
-                "pins_h", column(all, BIGINT, 20, (a, b) -> a.add(b.hash())),
+                "pins_bank", column(ArrayLiteral.Type.UUID, all, 36, (a, b) -> a.add(b.bank())),
+                "pins_rank", column(INTEGER, all, 2, (a, b) -> a.add(b.rank())),
+                "pins_h", column(BIGINT, all, 20, (a, b) -> a.add(b.hash())),
                 "pins_s", slots.build(),
                 "pins_n", counts.build());
-    }
-
-    /** One element per block, as an array of {@code type}. */
-    private static PgArray column(
-            List<Block> blocks, ArrayLiteral.Type type, int width, BiConsumer<ArrayLiteral, Block> element) {
-        return ArrayLiteral.column(type, blocks, width, element);
     }
 }

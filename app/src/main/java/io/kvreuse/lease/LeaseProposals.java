@@ -4,11 +4,11 @@ import static io.kvreuse.store.ArrayLiteral.Type.BIGINT;
 import static io.kvreuse.store.ArrayLiteral.Type.DOUBLE;
 import static io.kvreuse.store.ArrayLiteral.Type.INTEGER;
 import static io.kvreuse.store.ArrayLiteral.Type.TEXT;
+import static io.kvreuse.store.ArrayLiteral.column;
 
 import io.kvreuse.settings.ReuseSettings;
 import io.kvreuse.settings.ReuseSettingsService;
 import io.kvreuse.store.ArrayLiteral;
-import io.kvreuse.store.ArrayLiteral.PgArray;
 import io.kvreuse.store.GroupCommit;
 import io.kvreuse.store.PgNotifications;
 import io.r2dbc.pool.ConnectionPool;
@@ -24,7 +24,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.r2dbc.ConnectionFactoryBuilder;
@@ -222,27 +221,27 @@ public class LeaseProposals implements DisposableBean {
      */
     static Map<String, Object> columns(List<Proposal> group) {
         Map<String, Object> c = new HashMap<>();
-        c.put("lease", column(group, ArrayLiteral.Type.UUID, 36, (a, p) -> a.add(p.leaseId())));
-        c.put("request", column(group, TEXT, 36, (a, p) -> a.add(p.requestId())));
-        c.put("domain", column(group, TEXT, 16, (a, p) -> a.add(p.domainId())));
-        c.put("transport", column(group, TEXT, 8, (a, p) -> a.add(p.transportClass())));
-        c.put("donor", column(group, ArrayLiteral.Type.UUID, 36, (a, p) -> a.add(p.donorId())));
-        c.put("donor_epoch", column(group, BIGINT, 4, (a, p) -> a.add(p.donorEpoch())));
-        c.put("bank", column(group, ArrayLiteral.Type.UUID, 36, (a, p) -> a.add(p.bankId())));
-        c.put("bank_epoch", column(group, BIGINT, 4, (a, p) -> a.add(p.bankEpoch())));
-        c.put("target", column(group, ArrayLiteral.Type.UUID, 36, (a, p) -> a.add(p.targetId())));
-        c.put("target_epoch", column(group, BIGINT, 4, (a, p) -> a.add(p.targetEpoch())));
-        c.put("local_prefix", column(group, INTEGER, 4, (a, p) -> a.add(p.localPrefixBlocks())));
-        c.put("slot_runs", column(group, TEXT, 16, (a, p) -> a.add(slotRunsJson(p.slotRuns()))));
-        c.put("mm_lineage", column(group, TEXT, 4, (a, p) -> a.add(p.mmLineage())));
-        c.put("action", column(group, TEXT, 12, (a, p) -> a.add(p.actionType())));
-        c.put("transfer_ms", column(group, DOUBLE, 8, (a, p) -> a.add(p.transferMs())));
-        c.put("recompute_ms", column(group, DOUBLE, 8, (a, p) -> a.add(p.recomputeMs())));
-        c.put("budget", column(group, BIGINT, 10, (a, p) -> a.add(p.budgetBytes())));
-        c.put("manifest", column(group, INTEGER, 6, (a, p) -> a.add(p.manifestBytes())));
-        c.put("ttl", column(group, BIGINT, 16, (a, p) -> a.add(micros(p.ttlDeadline()))));
-        c.put("transfer_by", column(group, BIGINT, 16, (a, p) -> a.add(micros(p.transferDeadline()))));
-        c.put("abandon_by", column(group, BIGINT, 16, (a, p) -> a.add(micros(p.abandonDeadline()))));
+        c.put("lease", column(ArrayLiteral.Type.UUID, group, 36, (a, p) -> a.add(p.leaseId())));
+        c.put("request", column(TEXT, group, 36, (a, p) -> a.add(p.requestId())));
+        c.put("domain", column(TEXT, group, 16, (a, p) -> a.add(p.domainId())));
+        c.put("transport", column(TEXT, group, 8, (a, p) -> a.add(p.transportClass())));
+        c.put("donor", column(ArrayLiteral.Type.UUID, group, 36, (a, p) -> a.add(p.donorId())));
+        c.put("donor_epoch", column(BIGINT, group, 4, (a, p) -> a.add(p.donorEpoch())));
+        c.put("bank", column(ArrayLiteral.Type.UUID, group, 36, (a, p) -> a.add(p.bankId())));
+        c.put("bank_epoch", column(BIGINT, group, 4, (a, p) -> a.add(p.bankEpoch())));
+        c.put("target", column(ArrayLiteral.Type.UUID, group, 36, (a, p) -> a.add(p.targetId())));
+        c.put("target_epoch", column(BIGINT, group, 4, (a, p) -> a.add(p.targetEpoch())));
+        c.put("local_prefix", column(INTEGER, group, 4, (a, p) -> a.add(p.localPrefixBlocks())));
+        c.put("slot_runs", column(TEXT, group, 16, (a, p) -> a.add(slotRunsJson(p.slotRuns()))));
+        c.put("mm_lineage", column(TEXT, group, 4, (a, p) -> a.add(p.mmLineage())));
+        c.put("action", column(TEXT, group, 12, (a, p) -> a.add(p.actionType())));
+        c.put("transfer_ms", column(DOUBLE, group, 8, (a, p) -> a.add(p.transferMs())));
+        c.put("recompute_ms", column(DOUBLE, group, 8, (a, p) -> a.add(p.recomputeMs())));
+        c.put("budget", column(BIGINT, group, 10, (a, p) -> a.add(p.budgetBytes())));
+        c.put("manifest", column(INTEGER, group, 6, (a, p) -> a.add(p.manifestBytes())));
+        c.put("ttl", column(BIGINT, group, 16, (a, p) -> a.add(micros(p.ttlDeadline()))));
+        c.put("transfer_by", column(BIGINT, group, 16, (a, p) -> a.add(micros(p.transferDeadline()))));
+        c.put("abandon_by", column(BIGINT, group, 16, (a, p) -> a.add(micros(p.abandonDeadline()))));
         putHashes(group, c);
         return c;
     }
@@ -267,11 +266,6 @@ public class LeaseProposals implements DisposableBean {
         columns.put("hash_from", from.build());
         columns.put("hash_n", count.build());
         columns.put("hashes", hashes.build());
-    }
-
-    private static PgArray column(
-            List<Proposal> group, ArrayLiteral.Type type, int width, BiConsumer<ArrayLiteral, Proposal> element) {
-        return ArrayLiteral.column(type, group, width, element);
     }
 
     /** {@code (first, count)} pairs as the lease row's {@code source_slot_runs}: {@code [[first, count], …]}. */
