@@ -145,12 +145,30 @@ final class RankStream implements AutoCloseable {
         return appliedThrough;
     }
 
+    /**
+     * How long a connection of the agent's may take to complete its ZMTP handshake before it is
+     * dropped and made again. JeroMQ's connecting side now and then completes a TCP connect but never
+     * starts the handshake (its poller registers the connected channel while the connect's cancelled
+     * key is still in place; a few in a hundred fresh connections here, most often a context's first).
+     * Only this limit ends such a connection: at JeroMQ's default of 30 s, a started or restarted agent
+     * left a rank's subscription silent for half a minute now and then, and a replay request
+     * unanswered. The engines publish on the agent's own host, where a handshake takes well under a
+     * millisecond, so one second is generous and still bounds the stall to about a second.
+     */
+    static final int HANDSHAKE_LIMIT_MS = 1_000;
+
+    /** What every socket the agent connects (the subscriber, the replay requests) is set up with. */
+    static void connecting(ZMQ.Socket socket) {
+        socket.setHandshakeIvl(HANDSHAKE_LIMIT_MS);
+    }
+
     // ---- receiver ----
 
     private void receive() {
         try (ZMQ.Socket sub = zmq.createSocket(SocketType.SUB)) {
             sub.setRcvHWM(1_000_000);
             sub.setReceiveTimeOut(200);
+            connecting(sub);
             sub.connect(stream.endpoint());
             sub.subscribe(stream.topic() == null ? new byte[0] : stream.topic().getBytes(StandardCharsets.UTF_8));
             catchUp();
@@ -427,6 +445,7 @@ final class RankStream implements AutoCloseable {
         try (ZMQ.Socket dealer = zmq.createSocket(SocketType.DEALER)) {
             dealer.setLinger(0);
             dealer.setReceiveTimeOut(timeoutMs);
+            connecting(dealer);
             dealer.connect(stream.replayEndpoint());
             dealer.sendMore(new byte[0]);
             dealer.send(ByteBuffer.allocate(8).putLong(from).array());
