@@ -51,19 +51,19 @@ public record EngineCommand(
 
     /** A command as the claim statement returns it, with its lease. */
     static EngineCommand of(Readable c, LeaseRow lease) {
-        String type = c.get("type", String.class);
+        LeaseAggregate.CommandType type = LeaseAggregate.CommandType.valueOf(c.get("type", String.class));
         int rank = c.get("rank", Integer.class);
-        boolean donor = type.equals("PIN") || type.equals("UNPIN");
+        boolean donor = type == LeaseAggregate.CommandType.PIN || type == LeaseAggregate.CommandType.UNPIN;
         return new EngineCommand(
                 c.get("command_id", UUID.class),
-                type,
+                type.name(),
                 lease.leaseId(),
                 rank < 0 ? null : rank,
                 c.get("deliveries", Integer.class),
                 donor ? lease.bankId() : null,
                 donor ? lease.bankEpoch() : null,
                 donor ? lease.donorEpoch() : lease.targetEpoch(),
-                donor || type.equals("DELIVERED") ? lease.hashes() : null,
+                donor || type == LeaseAggregate.CommandType.DELIVERED ? lease.hashes() : null,
                 donor ? SlotRuns.list(lease.sourceRuns()) : null,
                 lease.fetchBlocks(),
                 lease.localPrefixBlocks());

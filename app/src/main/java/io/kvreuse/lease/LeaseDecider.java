@@ -46,7 +46,7 @@ final class LeaseDecider {
             case LeaseReport.Cleanup c -> cleanup(d, c);
             case LeaseReport.Withdrawn w -> withdrawn(d, w.reason());
             case LeaseReport.Abort a ->
-                d.moveIf(Trigger.ABORTED, "ABORTED", a.reason()).done();
+                d.moveIf(Trigger.ABORTED, LeaseOutcome.ABORTED, a.reason()).done();
             case LeaseReport.OrderClaimed c ->
                 d.claimed().moveIf(Trigger.ORDER_CLAIMED, null, null).done();
         };
@@ -119,7 +119,7 @@ final class LeaseDecider {
     }
 
     private static LeaseDecision refusePin(LeaseDraft d, String reason, @Nullable KvReuseException after) {
-        d.move(Trigger.PIN_REFUSED, "REFUSED", reason);
+        d.move(Trigger.PIN_REFUSED, LeaseOutcome.REFUSED, reason);
         return d.done(after, false, false);
     }
 
@@ -190,7 +190,7 @@ final class LeaseDecider {
             return d.refuse(LeaseProblems.invalid(
                     "committedBlocks " + blocks + " exceeds the " + row.fetchBlocks() + " fetched"));
         }
-        if ("COMMITTED".equals(row.outcome()) && Objects.equals(row.committedBlocks(), blocks)) {
+        if (row.outcome() == LeaseOutcome.COMMITTED && Objects.equals(row.committedBlocks(), blocks)) {
             return d.done();
         }
         if (row.state() != LeaseState.DELIVERED) {
@@ -201,7 +201,7 @@ final class LeaseDecider {
         }
         d.row = d.row.reported(blocks, d.row.sourceQuiesced(), d.row.destinationQuiesced());
         d.closeAll(CommandType.DELIVERED, CommandState.ACKED, "committed");
-        d.move(Trigger.COMMITTED, "COMMITTED", null);
+        d.move(Trigger.COMMITTED, LeaseOutcome.COMMITTED, null);
         d.signal(new LeaseDecision.Signal.Committed(blocks));
         return d.done();
     }
@@ -256,7 +256,7 @@ final class LeaseDecider {
             d.orderState(OrderState.FAILED);
             d.move(
                     Trigger.PARTS_STOPPED,
-                    partial ? "PARTIAL" : "FAILED",
+                    partial ? LeaseOutcome.PARTIAL : LeaseOutcome.FAILED,
                     partial ? "ranks did not all complete the same block range" : "transfer failed");
         } else if (parts.stream().anyMatch(p -> p.state() == PartState.UNCERTAIN)) {
             d.move(Trigger.PART_UNCERTAIN, null, "a part lost track of its transfer");
@@ -269,7 +269,7 @@ final class LeaseDecider {
         if (!d.read.partiesCurrent() || d.read.parties().bankEpoch() != row.bankEpoch()) {
             d.signal(new LeaseDecision.Signal.Stale("lease"));
             d.orderState(OrderState.DONE);
-            d.move(Trigger.EPOCH_CHANGED, "FENCED", "an epoch changed during the transfer");
+            d.move(Trigger.EPOCH_CHANGED, LeaseOutcome.FENCED, "an epoch changed during the transfer");
             return;
         }
         double realisedMs = parts.stream().mapToLong(Part::durationUs).max().orElse(0) / 1000.0;
@@ -333,14 +333,15 @@ final class LeaseDecider {
         switch (row.state()) {
             case PROPOSED -> {
                 Trigger on = d.read.holdsAnything() ? Trigger.TTL_PASSED_HOLDING : Trigger.TTL_PASSED;
-                d.move(on, "EXPIRED", "lease TTL passed");
+                d.move(on, LeaseOutcome.EXPIRED, "lease TTL passed");
             }
-            case SOURCE_PINNED -> d.move(Trigger.TRANSFER_DEADLINE, "EXPIRED", "source pinned but never transferred");
+            case SOURCE_PINNED ->
+                d.move(Trigger.TRANSFER_DEADLINE, LeaseOutcome.EXPIRED, "source pinned but never transferred");
             case TRANSFERRING -> {
                 d.move(Trigger.TRANSFER_DEADLINE, null, "transfer deadline passed");
                 d.orderState(OrderState.UNCERTAIN);
             }
-            default -> d.move(Trigger.ABANDON_DEADLINE, "ABANDONED", "delivered but never committed");
+            default -> d.move(Trigger.ABANDON_DEADLINE, LeaseOutcome.ABANDONED, "delivered but never committed");
         }
         return d.done();
     }
@@ -348,9 +349,12 @@ final class LeaseDecider {
     /** A proposal selection gave up on ends at once if it is still PROPOSED or only pinned. */
     private static LeaseDecision withdrawn(LeaseDraft d, String reason) {
         if (d.row.state() == LeaseState.PROPOSED && d.read.holdsAnything()) {
-            d.move(Trigger.WITHDRAWN_HOLDING, "WITHDRAWN", reason);
+            d.move(Trigger.WITHDRAWN_HOLDING, LeaseOutcome.WITHDRAWN, reason);
         } else {
-            d.moveIf(Trigger.WITHDRAWN, d.row.state() == LeaseState.PROPOSED ? "EXPIRED" : "WITHDRAWN", reason);
+            d.moveIf(
+                    Trigger.WITHDRAWN,
+                    d.row.state() == LeaseState.PROPOSED ? LeaseOutcome.EXPIRED : LeaseOutcome.WITHDRAWN,
+                    reason);
         }
         return d.done();
     }
@@ -367,7 +371,7 @@ final class LeaseDecider {
         }
         d.orderState(OrderState.FAILED);
         boolean releasable = LeaseMove.of(row.state(), Trigger.RELEASE).isPresent();
-        d.moveIf(releasable ? Trigger.RELEASE : Trigger.RECLAIMED, "RECLAIMED", c.reason());
+        d.moveIf(releasable ? Trigger.RELEASE : Trigger.RECLAIMED, LeaseOutcome.RECLAIMED, c.reason());
         if (row.donorId().equals(c.fencedIncarnation())) {
             d.lease().pins().stream()
                     .filter(p -> p.state() == HoldState.RELEASING)

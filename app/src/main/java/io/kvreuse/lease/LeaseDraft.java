@@ -59,7 +59,7 @@ final class LeaseDraft {
     }
 
     /** Makes the table's move on {@code on}, if it has one from the current state. */
-    LeaseDraft moveIf(Trigger on, @Nullable String outcome, @Nullable String reason) {
+    LeaseDraft moveIf(Trigger on, @Nullable LeaseOutcome outcome, @Nullable String reason) {
         if (LeaseMove.of(row.state(), on).isPresent()) {
             move(on, outcome, reason);
         }
@@ -73,7 +73,7 @@ final class LeaseDraft {
      * back the destination, and finishes when nothing is held. A state the table releases from
      * (REFUSED, FAILED, COMMITTED) is released at once, with the outcome it has.
      */
-    void move(Trigger on, @Nullable String outcome, @Nullable String reason) {
+    void move(Trigger on, @Nullable LeaseOutcome outcome, @Nullable String reason) {
         LeaseMove move = LeaseMove.of(row.state(), on)
                 .orElseThrow(() -> new IllegalStateException(
                         "lease " + row.leaseId() + ": no move from " + row.state() + " on " + on));
@@ -86,14 +86,14 @@ final class LeaseDraft {
                 orderState(OrderState.FAILED);
             }
         }
-        Map<String, Object> detail = outcome == null ? Map.of() : Map.of("outcome", outcome);
+        Map<String, Object> detail = outcome == null ? Map.of() : Map.of("outcome", outcome.name());
         audits.add(new LeaseDecision.Audit(actor, "TRANSITION", move.from, move.to, row.version() + 1, reason, detail));
         row = row.moved(move.to, outcome, reason, now);
         signals.add(new LeaseDecision.Signal.Transition(move));
         if (ends) {
             letGo(committed);
         } else if (LeaseMove.of(move.to, Trigger.RELEASE).isPresent()) {
-            move(Trigger.RELEASE, row.outcome() == null ? "FAILED" : row.outcome(), null);
+            move(Trigger.RELEASE, row.outcome() == null ? LeaseOutcome.FAILED : row.outcome(), null);
         }
     }
 

@@ -15,7 +15,7 @@ record LeaseRow(
         UUID leaseId,
         String requestId,
         LeaseState state,
-        @Nullable String outcome,
+        @Nullable LeaseOutcome outcome,
         @Nullable String reason,
         String domainId,
         UUID donorId,
@@ -48,7 +48,7 @@ record LeaseRow(
     static final String JSON = "kvreuse_lease_row_json(l)";
 
     /** The same lease after a move to {@code to}. */
-    LeaseRow moved(LeaseState to, @Nullable String newOutcome, @Nullable String newReason, Instant now) {
+    LeaseRow moved(LeaseState to, @Nullable LeaseOutcome newOutcome, @Nullable String newReason, Instant now) {
         return with(
                 to,
                 newOutcome == null ? outcome : newOutcome,
@@ -68,7 +68,7 @@ record LeaseRow(
     /** The same lease with what its changes touch replaced; everything it was made with kept. */
     private LeaseRow with(
             LeaseState newState,
-            @Nullable String newOutcome,
+            @Nullable LeaseOutcome newOutcome,
             @Nullable String newReason,
             @Nullable Integer newCommittedBlocks,
             boolean newSourceQuiesced,

@@ -226,7 +226,7 @@ public class LeaseSweeper {
     }
 
     /** The detail of an untouched lease's expiry in the audit trail, as the decider writes it. */
-    private static final String EXPIRED_DETAIL = "{\"outcome\":\"EXPIRED\"}";
+    private static final String EXPIRED_DETAIL = "{\"outcome\":\"" + LeaseOutcome.EXPIRED + "\"}";
 
     @EventListener
     void on(ProposalAbandoned abandoned) {

@@ -18,8 +18,8 @@ public record LeaseView(
         @Schema(description = "PROPOSED, PINNED, ALLOCATED, TRANSFERRING, DELIVERED, COMMITTED, ABORTED, … (DESIGN §5)")
         LeaseState state,
 
-        @Schema(description = "How it ended, once final") @Nullable
-        String outcome,
+        @Schema(description = "How it ended, once it has") @Nullable
+        LeaseOutcome outcome,
 
         @Schema(description = "Why it ended that way, in words") @Nullable
         String reason,

@@ -238,6 +238,8 @@ class LeaseWriter {
         final List<BlockPins.Block> pinned = new ArrayList<>();
         final List<BlockPins.Block> unpinned = new ArrayList<>();
 
+        private static final String HELD = HoldState.HELD.name();
+
         void add(LeaseRow lease, LeaseChange change) {
             UUID id = lease.leaseId();
             switch (change) {
@@ -256,20 +258,20 @@ class LeaseWriter {
                             lease.bankId(),
                             SlotRuns.json(lease.sourceRuns()),
                             lease.fetchBlocks(),
-                            "HELD");
+                            HELD);
                 }
                 case LeaseChange.PinMoved p -> pinMoved(lease, p);
                 case LeaseChange.DestinationAdded(var x) -> {
                     String runs = SlotRuns.json(x.runs());
                     int blocks = (int) SlotRuns.total(x.runs());
                     newDestinations.put(
-                            id + "/" + x.rank(), id, x.rank(), lease.targetId(), x.regionRef(), runs, blocks, "HELD");
+                            id + "/" + x.rank(), id, x.rank(), lease.targetId(), x.regionRef(), runs, blocks, HELD);
                 }
                 case LeaseChange.DestinationsMoved x -> destinationsMoved(id, x);
                 case LeaseChange.CommandClosed c -> closed(c);
                 case LeaseChange.CommandIssued c ->
                     commands.put(c.commandId(), c.incarnationId(), id, c.type().name(), c.rank(), null, null);
-                case LeaseChange.OrderQueued o -> newOrders.put(id, UUID.randomUUID(), id, "QUEUED");
+                case LeaseChange.OrderQueued o -> newOrders.put(id, UUID.randomUUID(), id, OrderState.QUEUED.name());
                 case LeaseChange.OrderMoved o -> orderMoved(id, o);
                 case LeaseChange.PartReported(var p) -> part(id, p);
             }
@@ -305,7 +307,7 @@ class LeaseWriter {
                 from.version(),
                 to.state().name(),
                 to.version(),
-                to.outcome(),
+                to.outcome() == null ? null : to.outcome().name(),
                 to.reason(),
                 to.committedBlocks(),
                 to.sourceQuiesced(),

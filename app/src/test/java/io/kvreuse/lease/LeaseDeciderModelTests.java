@@ -31,6 +31,15 @@ class LeaseDeciderModelTests {
     private static final int STEPS = 40;
     private static final Set<LeaseState> FAILED_ENDS =
             EnumSet.of(LeaseState.FAILED, LeaseState.REFUSED, LeaseState.EXPIRED);
+    /** The states a lease is in once it has ended, whether or not it still holds memory. */
+    private static final Set<LeaseState> ENDED = EnumSet.of(
+            LeaseState.COMMITTED,
+            LeaseState.REFUSED,
+            LeaseState.FAILED,
+            LeaseState.EXPIRED,
+            LeaseState.RELEASING,
+            LeaseState.RELEASED);
+
     private static final Set<LeaseState> SUCCESS =
             EnumSet.of(LeaseState.SOURCE_PINNED, LeaseState.TRANSFERRING, LeaseState.DELIVERED, LeaseState.COMMITTED);
 
@@ -207,6 +216,7 @@ class LeaseDeciderModelTests {
         }
         delivered(before, after, moves, where);
         released(before, report, after, moves, where);
+        outcome(before, after, moves, where);
         if (report instanceof LeaseReport.Tick && before.row().state() == LeaseState.UNCERTAIN) {
             assertThat(d.changes())
                     .as(() -> "UNCERTAIN never times out: " + where.get())
@@ -235,6 +245,40 @@ class LeaseDeciderModelTests {
         }
         assertThat(after.pins()).hasSizeLessThanOrEqualTo(after.tp());
         assertThat(after.destinations()).hasSizeLessThanOrEqualTo(after.tp());
+    }
+
+    /**
+     * A lease that has ended carries how it ended, and keeps it: a commit is COMMITTED, a refusal
+     * REFUSED, an expiry EXPIRED; a lease still under way has none, unless an abort decided it while
+     * the transfer may still be writing (UNCERTAIN, outcome ABORTED).
+     */
+    private static void outcome(
+            LeaseAggregate before, LeaseAggregate after, List<LeaseMove> moves, Supplier<String> where) {
+        LeaseOutcome outcome = after.row().outcome();
+        if (ENDED.contains(after.row().state())) {
+            assertThat(outcome)
+                    .as(() -> "an ended lease says how: " + where.get())
+                    .isNotNull();
+        } else if (after.row().state() != LeaseState.UNCERTAIN) {
+            assertThat(outcome)
+                    .as(() -> "a lease under way has no outcome: " + where.get())
+                    .isNull();
+        } else {
+            assertThat(outcome).as(where).isIn(null, LeaseOutcome.ABORTED);
+        }
+        if (ENDED.contains(before.row().state())) {
+            assertThat(outcome)
+                    .as(() -> "an outcome stays: " + where.get())
+                    .isEqualTo(before.row().outcome());
+        }
+        if (after.row().state() == LeaseState.EXPIRED) {
+            assertThat(outcome).as(where).isEqualTo(LeaseOutcome.EXPIRED);
+        }
+        for (LeaseState s : List.of(LeaseState.COMMITTED, LeaseState.REFUSED)) {
+            if (moves.stream().anyMatch(m -> m.to == s)) {
+                assertThat(outcome).as(where).hasToString(s.name());
+            }
+        }
     }
 
     /** DELIVERED only when every rank part is DONE for the same, full range under the lease's epochs. */

@@ -46,6 +46,20 @@ class LeaseMoveTests {
     }
 
     @Test
+    void designDocumentListsExactlyTheOutcomes() throws IOException {
+        String leases = leasesSection();
+        String table = leases.substring(leases.indexOf("| outcome | set by |"));
+        Set<String> documented = table.lines()
+                .takeWhile(l -> l.startsWith("|"))
+                .map(l -> Pattern.compile("^\\|\\s*`([A-Z_]+)`").matcher(l))
+                .filter(Matcher::find)
+                .map(m -> m.group(1))
+                .collect(Collectors.toSet());
+        assertThat(documented)
+                .isEqualTo(Arrays.stream(LeaseOutcome.values()).map(Enum::name).collect(Collectors.toSet()));
+    }
+
+    @Test
     void onlyTheTerminalStatesHaveNoMoves() {
         for (LeaseState state : LeaseState.values()) {
             assertThat(LeaseMove.next(state).isEmpty()).as(state.name()).isEqualTo(state.isTerminal());
