@@ -15,11 +15,11 @@ public record CostModel(
         double prefillMsPerToken, double prefillMsPerTokenSq, double transferSetupMs, double transferGbytesPerS) {
 
     /** Conservative defaults per transport, until an operator sets or calibration measures better ones. */
-    public static CostModel defaults(String transportClass) {
+    public static CostModel defaults(TransportClass transportClass) {
         return switch (transportClass) {
-            case "GPU_CUDA_IPC" -> new CostModel(0.05, 0.01, 1.0, 100.0);
-            case "GPU_MNNVL" -> new CostModel(0.05, 0.01, 2.0, 50.0);
-            default -> new CostModel(0.05, 0.01, 5.0, 5.0);
+            case GPU_CUDA_IPC -> new CostModel(0.05, 0.01, 1.0, 100.0);
+            case GPU_MNNVL -> new CostModel(0.05, 0.01, 2.0, 50.0);
+            case CPU_TP1 -> new CostModel(0.05, 0.01, 5.0, 5.0);
         };
     }
 

@@ -76,7 +76,7 @@ public class TransferCalibration implements DisposableBean {
         }
     }
 
-    private record Sample(String transport, long bytes, double ms) {}
+    private record Sample(TransportClass transport, long bytes, double ms) {}
 
     /** A domain's moments and cost model as stored ({@code model} null: no row yet). */
     private record Stored(Moments moments, @Nullable CostModel model) {}
@@ -93,7 +93,7 @@ public class TransferCalibration implements DisposableBean {
      * Queues one delivered transfer of the domain (bytes moved per rank, realised milliseconds) for
      * the next {@link #flush}; samples without bytes or time are ignored. Never touches the store.
      */
-    public Mono<Void> sample(String domainId, String transport, long bytesPerRank, double realisedMs) {
+    public Mono<Void> sample(String domainId, TransportClass transport, long bytesPerRank, double realisedMs) {
         if (bytesPerRank > 0 && realisedMs > 0) {
             pending.add(Map.entry(domainId, new Sample(transport, bytesPerRank, realisedMs)));
         }
@@ -128,7 +128,7 @@ public class TransferCalibration implements DisposableBean {
     }
 
     private Mono<Void> apply(String domainId, List<Sample> samples, int tries) {
-        String transport = samples.getFirst().transport();
+        TransportClass transport = samples.getFirst().transport();
         Stored cached = known.get(domainId);
         Mono<Stored> base = cached != null ? Mono.just(cached) : read(domainId);
         return base.flatMap(b -> {

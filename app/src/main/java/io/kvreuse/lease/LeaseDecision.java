@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.domain.TransportClass;
 import io.kvreuse.error.KvReuseException;
 import java.util.List;
 import java.util.Map;
@@ -50,7 +51,11 @@ record LeaseDecision(
         record Stale(String kind) implements Signal {}
 
         record Delivered(
-                String domainId, String transportClass, long bytesPerRank, double predictedMs, double realisedMs)
+                String domainId,
+                TransportClass transportClass,
+                long bytesPerRank,
+                double predictedMs,
+                double realisedMs)
                 implements Signal {}
 
         record Committed(int blocks) implements Signal {}

@@ -6,6 +6,7 @@ import static io.kvreuse.store.ArrayLiteral.Type.INTEGER;
 import static io.kvreuse.store.ArrayLiteral.Type.TEXT;
 import static io.kvreuse.store.ArrayLiteral.column;
 
+import io.kvreuse.domain.TransportClass;
 import io.kvreuse.settings.ReuseSettings;
 import io.kvreuse.settings.ReuseSettingsService;
 import io.kvreuse.store.ArrayLiteral;
@@ -118,7 +119,7 @@ public class LeaseProposals implements DisposableBean {
             UUID leaseId,
             String requestId,
             String domainId,
-            String transportClass,
+            TransportClass transportClass,
             UUID donorId,
             long donorEpoch,
             UUID bankId,
@@ -224,7 +225,9 @@ public class LeaseProposals implements DisposableBean {
         c.put("lease", column(ArrayLiteral.Type.UUID, group, 36, (a, p) -> a.add(p.leaseId())));
         c.put("request", column(TEXT, group, 36, (a, p) -> a.add(p.requestId())));
         c.put("domain", column(TEXT, group, 16, (a, p) -> a.add(p.domainId())));
-        c.put("transport", column(TEXT, group, 8, (a, p) -> a.add(p.transportClass())));
+        c.put(
+                "transport",
+                column(TEXT, group, 8, (a, p) -> a.add(p.transportClass().name())));
         c.put("donor", column(ArrayLiteral.Type.UUID, group, 36, (a, p) -> a.add(p.donorId())));
         c.put("donor_epoch", column(BIGINT, group, 4, (a, p) -> a.add(p.donorEpoch())));
         c.put("bank", column(ArrayLiteral.Type.UUID, group, 36, (a, p) -> a.add(p.bankId())));

@@ -1,6 +1,7 @@
 package io.kvreuse.lease;
 
 import io.kvreuse.bank.BlockPins;
+import io.kvreuse.domain.TransportClass;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -28,7 +29,7 @@ record LeaseRow(
         int fetchBlocks,
         long[] seqHashes,
         int[][] sourceRuns,
-        String transportClass,
+        TransportClass transportClass,
         double predictedTransferMs,
         double predictedRecomputeMs,
         @Nullable Integer committedBlocks,

@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.domain.TransportClass;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.util.Comparator;
@@ -52,7 +53,7 @@ public record LeaseView(
         List<List<Integer>> sourceSlotRuns,
 
         @Schema(description = "GPU_CUDA_IPC (same host), GPU_MNNVL (multi-node NVLink) or CPU_TP1")
-        String transportClass,
+        TransportClass transportClass,
 
         @Schema(description = "Transfer time predicted at selection, milliseconds")
         double predictedTransferMs,

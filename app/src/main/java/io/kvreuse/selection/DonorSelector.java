@@ -2,6 +2,7 @@ package io.kvreuse.selection;
 
 import io.kvreuse.bank.InventoryFeed;
 import io.kvreuse.domain.CostModel;
+import io.kvreuse.domain.TransportClass;
 import io.kvreuse.index.Candidate;
 import io.kvreuse.settings.ReuseSettings;
 import io.kvreuse.settings.ReuseSettingsService;
@@ -79,7 +80,7 @@ class DonorSelector {
         }
 
         boolean cpu() {
-            return domain.transportClass().equals("CPU_TP1");
+            return domain.transportClass() == TransportClass.CPU_TP1;
         }
     }
 
@@ -111,7 +112,7 @@ class DonorSelector {
                     NoHintReason.DOMAIN_NOT_CERTIFIED,
                     why == null ? "" : "the target's layout domain " + target.domainId() + " is not certified");
         }
-        String action = domain.transportClass().equals("CPU_TP1") ? CPU_ACTION : GPU_ACTION;
+        String action = domain.transportClass() == TransportClass.CPU_TP1 ? CPU_ACTION : GPU_ACTION;
         if (!target.capabilities().contains(action)) {
             return stop(
                     why,
@@ -369,7 +370,7 @@ class DonorSelector {
         int[] runs;
         while (true) {
             runs = HintBuilder.slotRuns(delta == slots.length ? slots : java.util.Arrays.copyOf(slots, delta));
-            hint = domain.transportClass().equals("CPU_TP1")
+            hint = domain.transportClass() == TransportClass.CPU_TP1
                     ? HintBuilder.cpu(best.donor().controlEndpoint(), chain, localPrefix + delta)
                     : HintBuilder.gpu(new HintBuilder.GpuHint(
                             leaseId,
@@ -437,12 +438,12 @@ class DonorSelector {
             FleetDirectory.Incarnation target,
             ReuseSettings s) {
         return switch (domain.transportClass()) {
-            case "GPU_CUDA_IPC" -> donor.hostId().equals(target.hostId());
-            case "GPU_MNNVL" ->
+            case GPU_CUDA_IPC -> donor.hostId().equals(target.hostId());
+            case GPU_MNNVL ->
                 s.allowMnnvl()
                         && donor.fabricDomain() != null
                         && donor.fabricDomain().equals(target.fabricDomain());
-            default -> true;
+            case CPU_TP1 -> true;
         };
     }
 

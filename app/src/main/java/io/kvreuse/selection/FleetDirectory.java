@@ -1,6 +1,7 @@
 package io.kvreuse.selection;
 
 import io.kvreuse.domain.CostModel;
+import io.kvreuse.domain.TransportClass;
 import io.kvreuse.store.PgNotifications;
 import java.time.Duration;
 import java.util.Map;
@@ -79,7 +80,7 @@ public class FleetDirectory {
     public record Domain(
             String id,
             boolean certified,
-            String transportClass,
+            TransportClass transportClass,
             int tpSize,
             int blockSizeTokens,
             long bytesPerBlockPerRank,
@@ -218,7 +219,7 @@ public class FleetDirectory {
 
     private static Flux<Domain> loadDomains(DatabaseClient.GenericExecuteSpec spec) {
         return spec.map((row, meta) -> {
-                    String transport = row.get("transport_class", String.class);
+                    TransportClass transport = TransportClass.valueOf(row.get("transport_class", String.class));
                     Double perToken = row.get("prefill_ms_per_token", Double.class);
                     CostModel model = perToken == null
                             ? CostModel.defaults(transport)

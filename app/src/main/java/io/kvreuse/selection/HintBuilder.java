@@ -1,5 +1,6 @@
 package io.kvreuse.selection;
 
+import io.kvreuse.domain.TransportClass;
 import io.kvreuse.protocol.NixlAgentNames;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -33,7 +34,7 @@ final class HintBuilder {
             int fetchBlocks,
             long[] chain,
             int[] slotRuns,
-            String transportClass,
+            TransportClass transportClass,
             long bytesPerRank) {}
 
     static String gpu(GpuHint h) {
@@ -76,7 +77,7 @@ final class HintBuilder {
         json.append("],\"source_slot_runs\":");
         runs(json, h.slotRuns());
         json.append(',');
-        field(json, "transport_class", h.transportClass()).append(",\"parts\":[");
+        field(json, "transport_class", h.transportClass().name()).append(",\"parts\":[");
         int[] source = h.donor().gpuOrdinals();
         int[] target = h.target().gpuOrdinals();
         for (int rank = 0; rank < source.length; rank++) {

@@ -1,5 +1,6 @@
 package io.kvreuse.selection;
 
+import io.kvreuse.domain.TransportClass;
 import io.kvreuse.index.Candidate;
 import io.kvreuse.settings.ReuseSettings;
 import java.util.ArrayList;
@@ -124,7 +125,7 @@ final class SelectionExplainer {
             FleetDirectory.Incarnation donor,
             FleetDirectory.Incarnation target,
             ReuseSettings s) {
-        if (domain.transportClass().equals("GPU_CUDA_IPC")) {
+        if (domain.transportClass() == TransportClass.GPU_CUDA_IPC) {
             return "GPU_CUDA_IPC needs one host: the donor is on " + donor.hostId() + ", the target on "
                     + target.hostId();
         }

@@ -41,10 +41,10 @@ class TransferCalibrationIntegrationTests {
         long[] sizes = {1_000_000, 4_000_000, 16_000_000, 64_000_000, 256_000_000};
         for (long bytes : sizes) {
             calibration
-                    .sample(calibrated, "GPU_CUDA_IPC", bytes, 2.0 + bytes / 40e6)
+                    .sample(calibrated, TransportClass.GPU_CUDA_IPC, bytes, 2.0 + bytes / 40e6)
                     .block();
         }
-        calibration.sample(calibrated, "GPU_CUDA_IPC", 0, 5.0).block();
+        calibration.sample(calibrated, TransportClass.GPU_CUDA_IPC, 0, 5.0).block();
         calibration.flush().block(Duration.ofSeconds(10));
 
         Map<String, Object> model = awaitModel(calibrated, sizes.length);
@@ -52,7 +52,7 @@ class TransferCalibrationIntegrationTests {
         assertThat(((Number) model.get("transfer_gbytes_per_s")).doubleValue()).isCloseTo(40.0, within(1e-6));
         // what calibration cannot measure stays at the transport's defaults
         assertThat(((Number) model.get("prefill_ms_per_token")).doubleValue())
-                .isEqualTo(CostModel.defaults("GPU_CUDA_IPC").prefillMsPerToken());
+                .isEqualTo(CostModel.defaults(TransportClass.GPU_CUDA_IPC).prefillMsPerToken());
         assertThat(model).containsEntry("updated_by", "system:calibration");
         Long moments = db.sql("SELECT samples FROM transfer_calibration WHERE domain_id = :d")
                 .bind("d", calibrated)
@@ -78,11 +78,13 @@ class TransferCalibrationIntegrationTests {
         long[] burst = {2_000_000, 8_000_000, 3_000_000, 50_000_000};
         TransferCalibration.Moments expected = new TransferCalibration.Moments(0, 0, 0, 0, 0);
         for (long bytes : burst) {
-            calibration.sample(domain, "GPU_MNNVL", bytes, 3.0 + bytes / 20e6).block();
+            calibration
+                    .sample(domain, TransportClass.GPU_MNNVL, bytes, 3.0 + bytes / 20e6)
+                    .block();
             expected = expected.add(bytes, 3.0 + bytes / 20e6);
         }
         calibration.flush().block(Duration.ofSeconds(10));
-        CostModel first = expected.fit(CostModel.defaults("GPU_MNNVL"));
+        CostModel first = expected.fit(CostModel.defaults(TransportClass.GPU_MNNVL));
         assertModel(awaitModel(domain, burst.length), first);
 
         // another replica folds samples of its own in between: this replica's next write must start from them
@@ -99,7 +101,7 @@ class TransferCalibrationIntegrationTests {
                 .bind("d", domain)
                 .then()
                 .block();
-        calibration.sample(domain, "GPU_MNNVL", 30_000_000, 4.6).block();
+        calibration.sample(domain, TransportClass.GPU_MNNVL, 30_000_000, 4.6).block();
         calibration.flush().block(Duration.ofSeconds(10));
         TransferCalibration.Moments after = theirs.add(30_000_000, 4.6);
         assertModel(awaitModel(domain, after.samples()), after.fit(first));

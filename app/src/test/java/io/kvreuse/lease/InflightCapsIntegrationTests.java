@@ -2,6 +2,7 @@ package io.kvreuse.lease;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvreuse.domain.TransportClass;
 import io.kvreuse.support.Fleet;
 import io.kvreuse.support.Fleet.Engine;
 import io.kvreuse.support.IntegrationTest;
@@ -92,7 +93,7 @@ class InflightCapsIntegrationTests {
                 java.util.UUID.randomUUID(),
                 "req-a",
                 domain,
-                "GPU_CUDA_IPC",
+                TransportClass.GPU_CUDA_IPC,
                 base.donorId(),
                 1,
                 base.bankId(),
@@ -115,7 +116,7 @@ class InflightCapsIntegrationTests {
                 java.util.UUID.randomUUID(),
                 "req-b",
                 domain,
-                "GPU_CUDA_IPC",
+                TransportClass.GPU_CUDA_IPC,
                 base.donorId(),
                 1,
                 base.bankId(),

@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.domain.TransportClass;
 import io.kvreuse.lease.LeaseAggregate.Command;
 import io.kvreuse.lease.LeaseAggregate.CommandState;
 import io.kvreuse.lease.LeaseAggregate.CommandType;
@@ -52,7 +53,7 @@ final class LeaseFixture {
                 BLOCKS,
                 hashes,
                 new int[][] {{0, BLOCKS}},
-                "GPU_CUDA_IPC",
+                TransportClass.GPU_CUDA_IPC,
                 2.0,
                 10.0,
                 null,

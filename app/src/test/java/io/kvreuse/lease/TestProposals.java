@@ -1,5 +1,6 @@
 package io.kvreuse.lease;
 
+import io.kvreuse.domain.TransportClass;
 import java.time.Instant;
 import java.util.UUID;
 
@@ -23,7 +24,7 @@ final class TestProposals {
                 UUID.randomUUID(),
                 "req-" + UUID.randomUUID(),
                 domain,
-                "GPU_CUDA_IPC",
+                TransportClass.GPU_CUDA_IPC,
                 UUID.fromString(donor),
                 1,
                 UUID.fromString(bank),
