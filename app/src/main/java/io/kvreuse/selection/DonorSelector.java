@@ -3,6 +3,7 @@ package io.kvreuse.selection;
 import io.kvreuse.bank.InventoryFeed;
 import io.kvreuse.domain.CostModel;
 import io.kvreuse.domain.TransportClass;
+import io.kvreuse.incarnation.EngineRole;
 import io.kvreuse.index.Candidate;
 import io.kvreuse.settings.ReuseSettings;
 import io.kvreuse.settings.ReuseSettingsService;
@@ -101,7 +102,7 @@ class DonorSelector {
             return stop(why, NoHintReason.DISABLED, "reuse is switched off in the reuse settings (enabled=false)");
         }
         FleetDirectory.Incarnation target = fleet.incarnation(targetId);
-        if (target == null || !target.isReady() || !"PREFILL".equals(target.role())) {
+        if (target == null || !target.isReady() || target.role() != EngineRole.PREFILL) {
             return stop(
                     why, NoHintReason.NOT_PREFILL, why == null ? "" : SelectionExplainer.notPrefill(targetId, target));
         }
@@ -199,7 +200,7 @@ class DonorSelector {
             FleetDirectory.Incarnation donor = donorOf(c);
             if (donor == null
                     || !donor.isReady()
-                    || !"DECODE".equals(donor.role())
+                    || donor.role() != EngineRole.DECODE
                     || donor.id().equals(target.id())
                     || !donor.domainId().equals(domain.id())) {
                 if (why != null) {

@@ -2,6 +2,8 @@ package io.kvreuse.selection;
 
 import io.kvreuse.domain.CostModel;
 import io.kvreuse.domain.TransportClass;
+import io.kvreuse.incarnation.EngineRole;
+import io.kvreuse.incarnation.IncarnationState;
 import io.kvreuse.store.PgNotifications;
 import java.time.Duration;
 import java.util.Map;
@@ -61,8 +63,8 @@ public class FleetDirectory {
     /** A live engine incarnation: what selection checks and what the hint carries. */
     public record Incarnation(
             UUID id,
-            String role,
-            String state,
+            EngineRole role,
+            IncarnationState state,
             String domainId,
             String hostId,
             @Nullable String fabricDomain,
@@ -72,7 +74,7 @@ public class FleetDirectory {
             int[] gpuOrdinals) {
 
         public boolean isReady() {
-            return "READY".equals(state);
+            return state == IncarnationState.READY;
         }
     }
 
@@ -204,8 +206,8 @@ public class FleetDirectory {
                     }
                     return new Incarnation(
                             row.get("incarnation_id", UUID.class),
-                            row.get("role", String.class),
-                            row.get("state", String.class),
+                            EngineRole.valueOf(row.get("role", String.class)),
+                            IncarnationState.valueOf(row.get("state", String.class)),
                             row.get("domain_id", String.class),
                             row.get("host_id", String.class),
                             row.get("fabric_domain", String.class),

@@ -1,6 +1,7 @@
 package io.kvreuse.selection;
 
 import io.kvreuse.domain.TransportClass;
+import io.kvreuse.incarnation.EngineRole;
 import io.kvreuse.index.Candidate;
 import io.kvreuse.settings.ReuseSettings;
 import java.util.ArrayList;
@@ -98,7 +99,7 @@ final class SelectionExplainer {
         if (target == null) {
             return "no live incarnation " + targetId + " is registered";
         }
-        if (!"PREFILL".equals(target.role())) {
+        if (target.role() != EngineRole.PREFILL) {
             return "the target is a " + target.role() + " incarnation, not PREFILL";
         }
         return "the target is " + target.state() + ", not READY";
@@ -111,7 +112,7 @@ final class SelectionExplainer {
         if (donor.id().equals(target.id())) {
             return "the donor is the target itself";
         }
-        if (!"DECODE".equals(donor.role())) {
+        if (donor.role() != EngineRole.DECODE) {
             return "the donor is a " + donor.role() + " incarnation, not DECODE";
         }
         if (!donor.isReady()) {

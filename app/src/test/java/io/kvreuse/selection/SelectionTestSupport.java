@@ -103,7 +103,7 @@ final class SelectionTestSupport {
         await(
                 () -> {
                     FleetDirectory.Incarnation i = directory.incarnation(id);
-                    return i != null && i.state().equals(state);
+                    return i != null && i.state().name().equals(state);
                 },
                 "directory sees " + incarnationId + " " + state);
     }
