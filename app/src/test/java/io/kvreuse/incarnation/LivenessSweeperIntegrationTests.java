@@ -134,10 +134,15 @@ class LivenessSweeperIntegrationTests {
     void silenceLongerThanLostAfterShowsAsSuspectForOneSweepBeforeLost() {
         UUID id = engines.ready(engine, registration(domain, newHost(), 0, 1));
         clock.advance(Duration.ofSeconds(61));
-        sweep();
-        assertThat(engines.view(engine, id)).containsEntry("state", "SUSPECT").containsEntry("fencingEpoch", 3);
-        sweep();
+        // the scheduled sweeper (every second, same clock) may take one of the two steps between
+        // these: what must hold is that no sweep takes both
+        List<LivenessSweeper.SweepResult> ours = List.of(sweep(), sweep());
         assertThat(engines.view(engine, id)).containsEntry("state", "LOST").containsEntry("fencingEpoch", 4);
+        for (LivenessSweeper.SweepResult r : ours) {
+            assertThat(r.transitions())
+                    .filteredOn(c -> c.incarnationId().equals(id))
+                    .hasSizeLessThanOrEqualTo(1);
+        }
         assertThat(engines.transitions(id))
                 .endsWith("READY>SUSPECT@3" + SWEEPER, "SUSPECT>LOST@4" + SWEEPER)
                 .noneMatch(t -> t.startsWith("READY>LOST"));
@@ -251,11 +256,12 @@ class LivenessSweeperIntegrationTests {
         // a proposal, command or destination being written for this engine: PostgreSQL's foreign-key
         // check holds FOR KEY SHARE on the engine's row until that transaction ends
         try (KeyShareLock held = KeyShareLock.on(connections, "engine_incarnation", "incarnation_id", id)) {
+            // both steps while the lock is held (the scheduled sweeper may take one of them: it
+            // updates the row under the same lock, which proves the same)
             sweep();
-            assertThat(engines.view(engine, id)).containsEntry("state", "SUSPECT");
             sweep();
+            assertThat(engines.view(engine, id)).containsEntry("state", "LOST").containsEntry("fencingEpoch", 4);
         }
-        assertThat(engines.view(engine, id)).containsEntry("state", "LOST").containsEntry("fencingEpoch", 4);
         assertThat(engines.transitions(id)).endsWith("READY>SUSPECT@3" + SWEEPER, "SUSPECT>LOST@4" + SWEEPER);
     }
 
@@ -287,10 +293,11 @@ class LivenessSweeperIntegrationTests {
     }
 
     /** One sweep that held the lock (the scheduled sweeper may hold it for a moment). */
-    private void sweep() {
+    private LivenessSweeper.SweepResult sweep() {
         for (int attempt = 0; attempt < 100; attempt++) {
-            if (sweeper.sweepOnce().block(Duration.ofSeconds(30)).ran()) {
-                return;
+            LivenessSweeper.SweepResult r = sweeper.sweepOnce().block(Duration.ofSeconds(30));
+            if (r.ran()) {
+                return r;
             }
             try {
                 Thread.sleep(20);
