@@ -4,7 +4,7 @@ import io.kvreuse.store.ArrayLiteral;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.stream.Stream;
+import java.util.stream.IntStream;
 import org.springframework.r2dbc.core.DatabaseClient;
 import reactor.core.publisher.Mono;
 
@@ -83,20 +83,18 @@ final class InflightCaps {
     }
 
     /** The group's lock keys, each once, in the order every writer takes them. */
-    static Integer[] lockKeys(List<Parties> group) {
+    static int[] lockKeys(List<Parties> group) {
         return group.stream()
-                .flatMap(p -> Stream.of(key(p.donor()), key(p.target())))
+                .flatMapToInt(p -> IntStream.of(key(p.donor()), key(p.target())))
                 .distinct()
                 .sorted()
-                .toArray(Integer[]::new);
+                .toArray();
     }
 
-    private static ArrayLiteral.PgArray keys(Integer[] keys) {
-        ArrayLiteral a = new ArrayLiteral(ArrayLiteral.Type.INTEGER, keys.length, 11);
-        for (int k : keys) {
-            a.add(k);
-        }
-        return a.build();
+    private static ArrayLiteral.PgArray keys(int[] keys) {
+        return new ArrayLiteral(ArrayLiteral.Type.INTEGER, keys.length, 11)
+                .addAll(keys)
+                .build();
     }
 
     static int key(UUID id) {

@@ -19,13 +19,13 @@ class InflightCapsTests {
         var group = IntStream.range(0, 40)
                 .mapToObj(i -> new InflightCaps.Parties(donors.get(i % 5), targets.get(i % 3)))
                 .toList();
-        Integer[] keys = InflightCaps.lockKeys(group);
+        int[] keys = InflightCaps.lockKeys(group);
         assertThat(keys).isSorted().doesNotHaveDuplicates();
         assertThat(keys)
-                .containsExactlyInAnyOrderElementsOf(Stream.concat(donors.stream(), targets.stream())
-                        .map(InflightCaps::key)
+                .containsExactlyInAnyOrder(Stream.concat(donors.stream(), targets.stream())
+                        .mapToInt(InflightCaps::key)
                         .distinct()
-                        .toList());
+                        .toArray());
         assertThat(InflightCaps.lockKeys(group.reversed()))
                 .as("the order does not depend on the group's order")
                 .isEqualTo(keys);
