@@ -32,7 +32,8 @@ class TableOwnershipIntegrationTests {
     static final Map<String, String> OWNERS = owners(
             "api_token", "security",
             "audit_event", "audit",
-            "bank_block", "bank",
+            "bank_hash", "bank",
+            "bank_page", "bank",
             "bank_event_source", "bank",
             "bank_event_stream", "bank",
             "bank_part", "bank",
@@ -84,8 +85,13 @@ class TableOwnershipIntegrationTests {
      * as one call (a round trip that must lock, check and write with fresh snapshots between the
      * steps), not a rule the database applies on its own as a trigger does.
      */
-    static final Map<String, String> OWNED_FUNCTIONS =
-            Map.of("kvreuse_ingest_batch", "io.kvreuse.bank", "kvreuse_propose_leases", "io.kvreuse.lease");
+    static final Map<String, String> OWNED_FUNCTIONS = Map.of(
+            "kvreuse_ingest_batch", "io.kvreuse.bank",
+            "kvreuse_bank_write", "io.kvreuse.bank",
+            "kvreuse_bank_replace_rank", "io.kvreuse.bank",
+            "kvreuse_bank_clear", "io.kvreuse.bank",
+            "kvreuse_bank_ensure_pages", "io.kvreuse.bank",
+            "kvreuse_propose_leases", "io.kvreuse.lease");
 
     @Autowired
     DatabaseClient db;
@@ -101,7 +107,7 @@ class TableOwnershipIntegrationTests {
                 .collectList()
                 .block());
         tables.removeAll(NOT_APPLICATION_TABLES);
-        assertThat(tables).as("tables of the schema").contains("lease", "bank_block", "audit_event");
+        assertThat(tables).as("tables of the schema").contains("lease", "bank_page", "audit_event");
         assertThat(tables)
                 .as("tables without an owner: add each to OWNERS and docs/data-ownership.md")
                 .isSubsetOf(OWNERS.keySet());

@@ -6,7 +6,6 @@ import io.kvreuse.error.ProblemType;
 import io.kvreuse.store.ArrayLiteral;
 import io.kvreuse.store.ArrayLiteral.PgArray;
 import io.kvreuse.store.PgNotifications;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -44,7 +43,7 @@ class BankWrites {
             return Mono.empty();
         }
         return db.sql(
-                        "SELECT seq_hash, position FROM bank_block WHERE bank_id = :id AND rank = :rank AND seq_hash = ANY(:h)")
+                        BlockPositions.OF_HASHES)
                 .bind("id", bankId)
                 .bind("rank", rank)
                 .bind("h", expected.keySet().toArray(Long[]::new))
@@ -243,75 +242,25 @@ class BankWrites {
             long nativeClears,
             @org.jspecify.annotations.Nullable Long sourceSequence) {}
 
-    // The DELETE runs to its end before the first row is inserted: the insert is gated on `refused`,
-    // which reads every deleted row. Every part of the statement reads the rows as they stood before
-    // it, so agreement counts the other ranks' rows plus this rank's new ones from `input`. Only the
-    // stored hashes are looked up on the other ranks: a hash this rank removes without storing it again
-    // has no agreement row, so it leaves the index as a REMOVE, which is what counting its other ranks'
-    // rows (at most tp - 1) decided too; a disagreement among those ranks was flagged when the later
-    // of them wrote it (every write checks its hashes across all ranks; a snapshot recounts). The feed
-    // entry takes the bank's next feed sequence number under the bank's row lock the caller holds; a
-    // batch that yields no op writes none. A refused batch writes nothing (and rolls back anyway).
+    // kvreuse_bank_write (V98) empties and writes the rank's slot pages, decides agreement and appends
+    // the feed entry with its NOTIFY; the stream position moves in the same statement unless a pinned
+    // block refused the batch (then nothing was written, and the caller's transaction rolls back). The
+    // bank's publication is read as it stood before the statement, as the checks before it read it.
     private static final String EVENTS = """
-            WITH input AS (
-                SELECT * FROM unnest(:hashes::bigint[], :parents::bigint[], :positions::int[], :slots::int[],
-                                     :lineages::text[]) AS t(seq_hash, parent_hash, position, slot, mm_lineage)
-            ), gone AS (
-                DELETE FROM bank_block WHERE bank_id = :id AND rank = :rank
-                  AND (seq_hash = ANY(:hashes::bigint[]) OR seq_hash = ANY(:removed::bigint[]) OR slot = ANY(:slots::int[]))
-                RETURNING seq_hash, slot, pin_count
-            ), refused AS (
-                SELECT (array_agg(g.seq_hash) FILTER (WHERE g.pin_count > 0 AND (i.slot IS NULL OR i.slot <> g.slot)))[1]
-                           AS pinned
-                FROM gone g LEFT JOIN input i ON i.seq_hash = g.seq_hash
-            ), written AS (
-                INSERT INTO bank_block (bank_id, rank, seq_hash, parent_hash, position, slot, mm_lineage, pin_count)
-                SELECT :id, :rank, i.seq_hash, i.parent_hash, i.position, i.slot, i.mm_lineage, coalesce(g.pin_count, 0)
-                FROM input i LEFT JOIN gone g ON g.seq_hash = i.seq_hash
-                WHERE (SELECT pinned FROM refused) IS NULL
+            WITH w AS (
+                SELECT * FROM kvreuse_bank_write(:id, :rank, CAST(:tp AS INTEGER), :hashes::bigint[], :parents::bigint[],
+                                                 :positions::int[], :slots::int[], :lineages::text[], :removed::bigint[],
+                                                 :channel, :payload, '')
             ), part AS (
                 UPDATE bank_part SET last_event_id = :last, native_clears = native_clears + :clears, events_started = TRUE,
                                      source_sequence = coalesce(:seq::bigint, source_sequence)
-                WHERE bank_id = :id AND rank = :rank AND (SELECT pinned FROM refused) IS NULL
-            ), held AS (
-                SELECT seq_hash, parent_hash, position, slot, mm_lineage FROM bank_block
-                WHERE bank_id = :id AND rank <> :rank AND seq_hash = ANY(:hashes::bigint[])
-                UNION ALL
-                SELECT seq_hash, parent_hash, position, slot, mm_lineage FROM input
-            ), agreement AS (
-                SELECT seq_hash, count(*) AS n, min(slot) AS slot, min(position) AS position,
-                       min(parent_hash) AS parent, min(mm_lineage) AS lineage,
-                       min(slot) = max(slot) AND min(position) = max(position)
-                           AND coalesce(min(parent_hash) = max(parent_hash), TRUE)
-                           AND min(coalesce(mm_lineage, '')) = max(coalesce(mm_lineage, '')) AS agrees
-                FROM held GROUP BY seq_hash
-            ), stores AS (
-                SELECT seq_hash, parent, position, slot, lineage FROM agreement WHERE n = :tp AND agrees
-            ), removes AS (
-                SELECT g.seq_hash FROM gone g LEFT JOIN agreement a ON a.seq_hash = g.seq_hash
-                WHERE a.seq_hash IS NULL OR a.n <> :tp OR NOT a.agrees
-            ), feed AS (
-                SELECT kvreuse_feed_blocks(s.n + r.n, s.hashes, s.parents, s.positions, s.slots, s.lineages, r.hashes)
-                           AS blocks
-                FROM (SELECT count(*) AS n, array_agg(seq_hash) AS hashes, array_agg(parent) AS parents,
-                             array_agg(position) AS positions, array_agg(slot) AS slots, array_agg(lineage) AS lineages
-                      FROM stores) s,
-                     (SELECT count(*) AS n, array_agg(seq_hash) AS hashes FROM removes) r
-            ), next AS (
-                UPDATE retained_bank SET feed_seq = feed_seq + 1
-                WHERE bank_id = :id AND (SELECT blocks FROM feed) IS NOT NULL AND (SELECT pinned FROM refused) IS NULL
-                RETURNING feed_seq
-            ), appended AS (
-                INSERT INTO inventory_change (bank_id, seq, blocks) SELECT :id, feed_seq, (SELECT blocks FROM feed) FROM next
-                RETURNING seq
+                WHERE bank_id = :id AND rank = :rank AND (SELECT pinned FROM w) IS NULL
             )
-            SELECT (SELECT pinned FROM refused) AS pinned,
-                   EXISTS (SELECT 1 FROM agreement WHERE n > 1 AND NOT agrees) AS disagrees,
-                   (SELECT pg_notify(:channel, :payload || seq::text) FROM appended) AS notified,
+            SELECT w.pinned, w.disagrees,
                    b.state, b.unpublished_reason, b.rank_disagreement, o.state AS owner_state,
                    (SELECT bool_and(p.ready) FROM bank_part p WHERE p.bank_id = :id) AS all_ready,
                    (SELECT bool_or(p.needs_snapshot) FROM bank_part p WHERE p.bank_id = :id) AS any_gap
-            FROM retained_bank b JOIN engine_incarnation o ON o.incarnation_id = b.incarnation_id
+            FROM w, retained_bank b JOIN engine_incarnation o ON o.incarnation_id = b.incarnation_id
             WHERE b.bank_id = :id
             """;
 
@@ -321,61 +270,21 @@ class BankWrites {
      * snapshot's, pins kept. Eligibility is recomputed by the caller's reload of the bank.
      */
     Mono<Void> replaceRank(UUID bankId, int rank, BatchEffect effect) {
-        Map<Long, Integer> keptPins = new HashMap<>();
-        return db.sql("DELETE FROM bank_block WHERE bank_id = :id AND rank = :rank RETURNING seq_hash, slot, pin_count")
-                .bind("id", bankId)
-                .bind("rank", rank)
-                .map((row, meta) -> new Object[] {
-                    row.get("seq_hash", Long.class), row.get("slot", Integer.class), row.get("pin_count", Integer.class)
-                })
-                .all()
-                .concatMap(r -> {
-                    long hash = (Long) r[0];
-                    int pins = (Integer) r[2];
-                    InventoryBlock again = effect.stored.get(hash);
-                    if (pins > 0) {
-                        if (again == null || again.slot() != (Integer) r[1]) {
-                            return Mono.error(BankExceptions.pinned(hash));
-                        }
-                        keptPins.put(hash, pins);
-                    }
-                    return Mono.empty();
-                })
-                .then(Mono.defer(() -> insert(bankId, rank, effect.stored.values(), keptPins)));
-    }
-
-    private Mono<Void> insert(UUID bankId, int rank, Collection<InventoryBlock> blocks, Map<Long, Integer> pins) {
-        if (blocks.isEmpty()) {
-            return Mono.empty();
-        }
-        int n = blocks.size();
-        ArrayLiteral hashes = new ArrayLiteral(ArrayLiteral.Type.BIGINT, n, 20);
-        ArrayLiteral parents = new ArrayLiteral(ArrayLiteral.Type.BIGINT, n, 20);
-        ArrayLiteral positions = new ArrayLiteral(ArrayLiteral.Type.INTEGER, n, 4);
-        ArrayLiteral slots = new ArrayLiteral(ArrayLiteral.Type.INTEGER, n, 5);
-        ArrayLiteral lineages = new ArrayLiteral(ArrayLiteral.Type.TEXT, n, 4);
-        ArrayLiteral pinCounts = new ArrayLiteral(ArrayLiteral.Type.INTEGER, n, 1);
-        for (InventoryBlock b : blocks) {
-            hashes.add(b.seqHash());
-            parents.addValue(b.parentHash());
-            positions.add(b.position());
-            slots.add(b.slot());
-            lineages.add(b.mmLineage());
-            pinCounts.add(pins.getOrDefault(b.seqHash(), 0));
-        }
+        Stored stored = Stored.of(effect);
         return db.sql("""
-                        INSERT INTO bank_block (bank_id, rank, seq_hash, parent_hash, position, slot, mm_lineage, pin_count)
-                        SELECT :id, :rank, * FROM unnest(:hashes, :parents, :positions, :slots, :lineages, :pins)
+                        SELECT kvreuse_bank_replace_rank(:id, :rank, :hashes::bigint[], :parents::bigint[], :positions::int[],
+                                                         :slots::int[], :lineages::text[]) AS pinned
                         """)
                 .bind("id", bankId)
                 .bind("rank", rank)
-                .bind("hashes", hashes.build())
-                .bind("parents", parents.build())
-                .bind("positions", positions.build())
-                .bind("slots", slots.build())
-                .bind("lineages", lineages.build())
-                .bind("pins", pinCounts.build())
-                .then();
+                .bind("hashes", stored.hashes())
+                .bind("parents", stored.parents())
+                .bind("positions", stored.positions())
+                .bind("slots", stored.slots())
+                .bind("lineages", stored.lineages())
+                .map((row, meta) -> java.util.Optional.ofNullable(row.get("pinned", Long.class)))
+                .one()
+                .flatMap(pinned -> pinned.isPresent() ? Mono.error(BankExceptions.pinned(pinned.get())) : Mono.empty());
     }
 
     /** True when some block is held by several ranks that disagree on where or what it is. */

@@ -26,6 +26,16 @@ class BlockPositions {
 
     private final DatabaseClient db;
 
+    /**
+     * The positions of some hashes on one rank ({@code :id}, {@code :rank}, {@code :h}): each found by
+     * the rank's hash -> slot row, its position read from the slot's page.
+     */
+    static final String OF_HASHES = """
+            SELECT b.seq_hash, g.positions[b.slot % 256 + 1] AS position
+            FROM bank_hash b JOIN bank_page g ON g.bank_id = b.bank_id AND g.rank = b.rank AND g.page = b.slot / 256
+            WHERE b.bank_id = :id AND b.rank = :rank AND b.seq_hash = ANY(:h)
+            """;
+
     BlockPositions(DatabaseClient db) {
         this.db = db;
     }
@@ -39,7 +49,7 @@ class BlockPositions {
             return Mono.just(fill(batch, new HashMap<>()));
         }
         return db.sql(
-                        "SELECT seq_hash, position FROM bank_block WHERE bank_id = :id AND rank = :rank AND seq_hash = ANY(:h)")
+                        OF_HASHES)
                 .bind("id", bankId)
                 .bind("rank", rank)
                 .bind("h", unknownParents.toArray(Long[]::new))

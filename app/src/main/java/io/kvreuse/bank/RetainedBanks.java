@@ -231,7 +231,7 @@ public class RetainedBanks {
                 caller,
                 (bank, changes) -> ifEpoch != null && ifEpoch != bank.epoch()
                         ? Mono.empty()
-                        : db.sql("DELETE FROM bank_block WHERE bank_id = :b")
+                        : db.sql("SELECT kvreuse_bank_clear(:b)")
                                 .bind("b", bankId)
                                 .then()
                                 .then(db.sql("UPDATE bank_part SET needs_snapshot = FALSE WHERE bank_id = :b")
@@ -305,7 +305,10 @@ public class RetainedBanks {
                                     // a dropped bank is never read again (index rebuilds skip it): its
                                     // blocks would only pile up; pins were released before, or are
                                     // released later without a block, as after a reset
-                                    .then(db.sql("DELETE FROM bank_block WHERE bank_id = :b")
+                                    .then(db.sql("DELETE FROM bank_page WHERE bank_id = :b")
+                                            .bind("b", bankId)
+                                            .then())
+                                    .then(db.sql("DELETE FROM bank_hash WHERE bank_id = :b")
                                             .bind("b", bankId)
                                             .then())
                                     .then(audit.record(new AuditEntry(

@@ -94,7 +94,7 @@ class InventoryBatchInOneCallIntegrationTests {
         }
         assertThat(inOneCall()).as("the usual batches took one call").isEqualTo(oneCall + 2);
         assertThat(lastEventId(bankId, 1)).isEqualTo(1L);
-        db.sql("UPDATE bank_block SET pin_count = 1 WHERE bank_id = :b AND rank = 0 AND slot = 2")
+        db.sql("UPDATE bank_page SET pins[3] = 1 WHERE bank_id = :b AND rank = 0 AND page = 0")
                 .bind("b", UUID.fromString(bankId))
                 .then()
                 .block(Duration.ofSeconds(5));
