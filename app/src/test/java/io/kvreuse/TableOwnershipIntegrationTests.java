@@ -32,7 +32,6 @@ class TableOwnershipIntegrationTests {
     static final Map<String, String> OWNERS = owners(
             "api_token", "security",
             "audit_event", "audit",
-            "bank_hash", "bank",
             "bank_page", "bank",
             "bank_event_source", "bank",
             "bank_event_stream", "bank",

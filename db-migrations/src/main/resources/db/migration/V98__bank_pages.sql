@@ -1,16 +1,20 @@
 -- A retained bank's blocks as per-rank slot pages (docs/ingestion-throughput.md, "Slot pages"):
 -- one bank_page row holds 256 consecutive slots of one rank as arrays, so a batch that overwrites
 -- a slot updates an array element of a row that stays instead of deleting a row and inserting
--- another (each with a heap tuple and two B-tree entries, the largest cost of ingestion). Beside
--- the pages, bank_hash keeps each rank's hash -> slot, one narrow row per block with one key, for
--- what looks a block up by its hash: a hash stored again at a new slot, removals by hash, parents
--- outside a batch, cross-rank agreement, unpins. bank_block stays, as a view with its columns, for
--- every reader. Only the functions below and the lease writer's pin fragment (BlockPins) write.
+-- another (each with a heap tuple and two B-tree entries: most of what ingestion cost). No row per
+-- block remains, so nothing in PostgreSQL looks a block up by its hash: the control plane replica
+-- that writes a bank keeps each rank's hash -> slot map (bank.RankMaps), loaded from the pages and
+-- versioned by the rank's page_version, which every write of the rank's pages moves; a write
+-- names the versions its maps reflect and is refused (SQLSTATE KVR02) when one has moved since, and
+-- names the slots the map gives for the hashes it stores again or removes, which the write checks
+-- against the pages. bank_block stays, as a view with its old columns, for every reader. Only the
+-- functions below and the lease writer's pin fragment (BlockPins) write the pages.
 --
 -- An empty slot has position -1 (hash 0, no parent, no lineage, no pins); a root's parent is a
 -- NULL element; lineages is NULL while no slot of the page has one. A page is created when its
 -- rank first writes one of its slots (kvreuse_bank_ensure_pages); a rank without a page at a slot
--- holds nothing there. A dropped bank's pages are deleted.
+-- holds nothing there. A dropped bank's pages are deleted. This migration needs every replica of
+-- the previous release stopped: their writes go to the table it replaces.
 
 CREATE TABLE bank_page (
     bank_id   UUID      NOT NULL,
@@ -29,13 +33,7 @@ ALTER TABLE bank_page ALTER hashes SET STORAGE PLAIN, ALTER parents SET STORAGE 
     ALTER positions SET STORAGE PLAIN, ALTER pins SET STORAGE PLAIN;
 ALTER TABLE bank_page SET (autovacuum_vacuum_scale_factor = 0.05);
 
-CREATE TABLE bank_hash (
-    bank_id  UUID    NOT NULL,
-    seq_hash BIGINT  NOT NULL,
-    rank     INTEGER NOT NULL,
-    slot     INTEGER NOT NULL,
-    PRIMARY KEY (bank_id, seq_hash, rank)
-);
+ALTER TABLE bank_part ADD COLUMN page_version BIGINT NOT NULL DEFAULT 0;
 
 -- Pages exist for the slot ranges a rank has written: a bank may be declared with up to 10,000,000
 -- slots a rank and use a fraction of them. The missing ones of p_pages are created empty (the last
@@ -67,9 +65,6 @@ CROSS JOIN LATERAL generate_series(u.page * 256, least(u.page * 256 + 255, b.cap
 LEFT JOIN bank_block k ON k.bank_id = u.bank_id AND k.rank = u.rank AND k.slot = s.slot
 GROUP BY u.bank_id, u.rank, u.page;
 
-INSERT INTO bank_hash (bank_id, seq_hash, rank, slot)
-SELECT k.bank_id, k.seq_hash, k.rank, k.slot FROM bank_block k;
-
 DROP TABLE bank_block;
 
 CREATE VIEW bank_block AS
@@ -79,26 +74,28 @@ FROM bank_page p
 CROSS JOIN LATERAL generate_subscripts(p.positions, 1) AS e(i)
 WHERE p.positions[e.i] >= 0;
 
--- Writes a batch's net effect on one rank, as BankWrites.EVENTS did on rows: the slots the batch
--- stores at, and the old slots of the hashes it stores again elsewhere or removes, are emptied
--- (refusing, and writing nothing, when that would move or drop a pinned block: the answer's
--- pinned), then the stores are written with the pins of a block stored again where it was. Rank
--- agreement is decided per hash as before: the hash held by every rank at the same slot with the
--- same position, parent and lineage. The STORE and REMOVE ops go into the bank's change feed with a
--- NOTIFY of p_payload || seq || p_suffix on p_channel. The caller holds the bank's row lock; the
--- pages are locked in ascending order (as the pin statements lock them).
+-- Writes a batch's net effect on one rank, as BankWrites.EVENTS did on rows. The caller holds the
+-- bank's row lock and names, from its maps: the version of every rank's map (p_ranks, p_versions;
+-- KVR02 when one is not the rank's page_version), the slots this rank holds the batch's stored and
+-- removed hashes at (p_own_hashes, p_own_slots; KVR02 when a page disagrees) and whether another
+-- rank holds a stored hash at another slot (p_misplaced, a disagreement). The slots the batch stores
+-- at and those old slots are emptied (refusing, and writing nothing, when that would move or drop a
+-- pinned block: the answer's pinned), then the stores are written, with its pins for a block stored
+-- again at its own slot. A store is agreed when every other rank holds the same block (hash,
+-- position, parent, lineage) at its slot; the same hash there with another position, parent or
+-- lineage is a disagreement. The STORE and REMOVE ops go into the bank's change feed with a NOTIFY
+-- of p_payload || seq || p_suffix on p_channel. The caller moves the rank's page_version by one in
+-- the same transaction. Pages are locked in ascending order, as the pin statements lock them.
 CREATE FUNCTION kvreuse_bank_write(
     p_bank UUID, p_rank INTEGER, p_tp INTEGER,
     p_hashes BIGINT[], p_parents BIGINT[], p_positions INTEGER[], p_slots INTEGER[], p_lineages TEXT[],
-    p_removed BIGINT[], p_channel TEXT, p_payload TEXT, p_suffix TEXT)
+    p_removed BIGINT[], p_ranks INTEGER[], p_versions BIGINT[], p_own_hashes BIGINT[], p_own_slots INTEGER[],
+    p_misplaced BOOLEAN, p_channel TEXT, p_payload TEXT, p_suffix TEXT)
 RETURNS TABLE (pinned BIGINT, disagrees BOOLEAN, applied_seq BIGINT, applied_blocks TEXT)
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     n INTEGER := coalesce(cardinality(p_hashes), 0);
     own_slots INTEGER[];
-    o_hashes BIGINT[];
-    o_ranks INTEGER[];
-    o_slots INTEGER[];
     clear_slots INTEGER[];
     empty_slots INTEGER[];
     pages INTEGER[];
@@ -135,17 +132,12 @@ BEGIN
     IF p_lineages IS NULL THEN
         p_lineages := array_fill(NULL::TEXT, ARRAY[n]);
     END IF;
-    -- one probe per hash the batch stores or removes, every rank's row of it: this rank's old slots
-    -- are emptied below, the other ranks' slots of the stored hashes are what agreement compares
-    SELECT coalesce(array_agg(b.slot) FILTER (WHERE b.rank = p_rank), '{}'),
-           coalesce(array_agg(b.seq_hash) FILTER (WHERE b.rank <> p_rank AND h.stored), '{}'),
-           coalesce(array_agg(b.rank) FILTER (WHERE b.rank <> p_rank AND h.stored), '{}'),
-           coalesce(array_agg(b.slot) FILTER (WHERE b.rank <> p_rank AND h.stored), '{}')
-    INTO own_slots, o_hashes, o_ranks, o_slots
-    FROM (SELECT s.seq_hash, TRUE AS stored FROM unnest(p_hashes) AS s(seq_hash)
-          UNION ALL SELECT r.seq_hash, FALSE FROM unnest(p_removed) AS r(seq_hash)) AS h
-    JOIN bank_hash b ON b.bank_id = p_bank AND b.seq_hash = h.seq_hash;
-
+    IF EXISTS (SELECT 1 FROM bank_part p LEFT JOIN unnest(p_ranks, p_versions) AS v(rank, version) ON v.rank = p.rank
+               WHERE p.bank_id = p_bank AND v.version IS DISTINCT FROM p.page_version) THEN
+        RAISE EXCEPTION 'stale rank maps' USING ERRCODE = 'KVR02';
+    END IF;
+    own_slots := coalesce(p_own_slots, '{}');
+    v_disagrees := coalesce(p_misplaced, FALSE);
     -- the slots to empty: those the batch stores at (overwritten) and this rank's old slots of the
     -- hashes it stores or removes; empty_slots are the latter that no store overwrites
     SELECT coalesce(array_agg(DISTINCT x.slot ORDER BY x.slot), '{}') INTO clear_slots
@@ -157,6 +149,12 @@ BEGIN
     PERFORM kvreuse_bank_ensure_pages(p_bank, p_rank, pages);
     PERFORM 1 FROM bank_page g WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = ANY(pages)
     ORDER BY g.page FOR NO KEY UPDATE;
+    -- the map's slots are where the pages hold those hashes (the versions say so; this is the check)
+    IF EXISTS (SELECT 1 FROM unnest(p_own_hashes, p_own_slots) AS m(seq_hash, slot)
+               LEFT JOIN bank_page g ON g.bank_id = p_bank AND g.rank = p_rank AND g.page = m.slot / 256
+               WHERE g.page IS NULL OR g.positions[m.slot % 256 + 1] < 0 OR g.hashes[m.slot % 256 + 1] <> m.seq_hash) THEN
+        RAISE EXCEPTION 'rank map disagrees with the pages' USING ERRCODE = 'KVR02';
+    END IF;
 
     -- what the emptied slots held
     SELECT coalesce(array_agg(g.hashes[x.slot % 256 + 1]), '{}'), coalesce(array_agg(x.slot), '{}'),
@@ -244,24 +242,6 @@ BEGIN
             END IF;
         END IF;
     END LOOP;
-    IF p_tp > 1 THEN
-        -- a rank holding a stored hash at another slot disagrees on where it is
-        IF EXISTS (SELECT 1 FROM unnest(o_hashes, o_slots) AS x(seq_hash, slot)
-                   JOIN unnest(p_hashes, p_slots) AS t(seq_hash, slot) ON t.seq_hash = x.seq_hash
-                   WHERE t.slot <> x.slot) THEN
-            v_disagrees := TRUE;
-        END IF;
-    END IF;
-
-    -- the rank's hash -> slot rows: the hashes that left it out, the stored ones at their slots
-    DELETE FROM bank_hash b
-    USING (SELECT g.seq_hash FROM unnest(g_hashes) AS g(seq_hash)
-           EXCEPT SELECT t.seq_hash FROM unnest(p_hashes) AS t(seq_hash)) AS d
-    WHERE b.bank_id = p_bank AND b.seq_hash = d.seq_hash AND b.rank = p_rank;
-    INSERT INTO bank_hash (bank_id, seq_hash, rank, slot)
-    SELECT p_bank, t.seq_hash, p_rank, t.slot FROM unnest(p_hashes, p_slots) AS t(seq_hash, slot)
-    ON CONFLICT (bank_id, seq_hash, rank) DO UPDATE SET slot = EXCLUDED.slot;
-
     -- the feed: stores every rank agrees on; removes of what left the rank and is not agreed again
     SELECT coalesce(array_agg(t.seq_hash), '{}'), coalesce(array_agg(t.parent_hash), '{}'),
            coalesce(array_agg(t.position), '{}'), coalesce(array_agg(t.slot), '{}'),
@@ -288,14 +268,21 @@ BEGIN
 END;
 $$;
 
--- V95's call on the pages: the same checks in the same order, the parents' positions read through
--- the rank's hash -> slot rows, the write by kvreuse_bank_write; a pinned block or a new
--- disagreement is left to the general transaction (having written nothing: the call is one statement)
-CREATE OR REPLACE FUNCTION kvreuse_ingest_batch(
+-- V95's call on the pages, with the caller's rank maps: the same checks in the same order (the
+-- parents' positions now checked by the caller from its map before the call), the write by
+-- kvreuse_bank_write; a pinned block or a new disagreement is left to the general transaction
+-- (KVR01), stale maps are answered KVR02, in both cases having written nothing (the call is one
+-- statement). V95's functions go: the previous release's replicas cannot share the pages.
+DROP FUNCTION kvreuse_ingest_batch(UUID, INTEGER, TEXT, TEXT, BIGINT, BIGINT, BIGINT[], BIGINT[], INTEGER[], INTEGER[],
+                                   TEXT[], BIGINT[], BIGINT, BIGINT, INTEGER, BIGINT[], INTEGER[], TEXT, TEXT, TEXT);
+DROP FUNCTION kvreuse_ingest_batch(UUID, INTEGER, TEXT, TEXT, BIGINT, BIGINT, BIGINT[], BIGINT[], INTEGER[], INTEGER[],
+                                   TEXT[], BIGINT[], BIGINT, BIGINT, INTEGER, BIGINT[], INTEGER[], TEXT, TEXT, TEXT, TEXT);
+
+CREATE FUNCTION kvreuse_ingest_batch(
     p_bank UUID, p_rank INTEGER, p_subject TEXT, p_agent_host TEXT, p_first BIGINT, p_last BIGINT,
     p_hashes BIGINT[], p_parents BIGINT[], p_positions INTEGER[], p_slots INTEGER[], p_lineages TEXT[],
     p_removed BIGINT[], p_clears BIGINT, p_source_sequence BIGINT, p_max_slot INTEGER,
-    p_expect_hashes BIGINT[], p_expect_positions INTEGER[],
+    p_ranks INTEGER[], p_versions BIGINT[], p_own_hashes BIGINT[], p_own_slots INTEGER[], p_misplaced BOOLEAN,
     p_channel TEXT, p_lock_wait_ms TEXT, p_bound_ms TEXT, p_origin TEXT)
 RETURNS TABLE (applied_seq BIGINT, applied_blocks TEXT) LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -328,15 +315,9 @@ BEGIN
                                         bank.rank_disagreement, own.state) THEN
         RAISE EXCEPTION 'no fast path: stream or publication' USING ERRCODE = 'KVR01';
     END IF;
-    IF cardinality(p_expect_hashes) > 0 AND EXISTS (
-            SELECT 1 FROM unnest(p_expect_hashes, p_expect_positions) AS e(seq_hash, position)
-            JOIN bank_hash b ON b.bank_id = p_bank AND b.seq_hash = e.seq_hash AND b.rank = p_rank
-            JOIN bank_page g ON g.bank_id = p_bank AND g.rank = p_rank AND g.page = b.slot / 256
-            WHERE g.positions[b.slot % 256 + 1] <> e.position) THEN
-        RAISE EXCEPTION 'no fast path: parents' USING ERRCODE = 'KVR01';
-    END IF;
     SELECT * INTO w FROM kvreuse_bank_write(p_bank, p_rank, parts.tp::INTEGER, p_hashes, p_parents, p_positions,
-                                            p_slots, p_lineages, p_removed, p_channel, p_bank::TEXT || ':',
+                                            p_slots, p_lineages, p_removed, p_ranks, p_versions, p_own_hashes,
+                                            p_own_slots, p_misplaced, p_channel, p_bank::TEXT || ':',
                                             ':' || p_origin);
     IF w.pinned IS NOT NULL THEN
         RAISE EXCEPTION 'no fast path: pinned block' USING ERRCODE = 'KVR01';
@@ -345,13 +326,14 @@ BEGIN
         RAISE EXCEPTION 'no fast path: new disagreement' USING ERRCODE = 'KVR01';
     END IF;
     UPDATE bank_part SET last_event_id = p_last, native_clears = native_clears + p_clears, events_started = TRUE,
-                         source_sequence = coalesce(p_source_sequence, source_sequence)
+                         source_sequence = coalesce(p_source_sequence, source_sequence),
+                         page_version = page_version + 1
     WHERE bank_id = p_bank AND rank = p_rank;
     RETURN QUERY SELECT w.applied_seq, w.applied_blocks;
 END;
 $$;
 
--- A snapshot replaces one rank's blocks: refused (the answer names the block, nothing written) when
+-- A snapshot replaces one rank's blocks (and moves its page_version): refused (the answer names the block, nothing written) when
 -- a pinned block is not in the snapshot at its slot; a pinned block that is keeps its pins.
 CREATE FUNCTION kvreuse_bank_replace_rank(
     p_bank UUID, p_rank INTEGER,
@@ -386,21 +368,20 @@ BEGIN
           WHERE o.bank_id = p_bank AND o.rank = p_rank
           GROUP BY o.page) AS x
     WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = x.page;
-    DELETE FROM bank_hash WHERE bank_id = p_bank AND rank = p_rank;
-    INSERT INTO bank_hash (bank_id, seq_hash, rank, slot)
-    SELECT p_bank, t.seq_hash, p_rank, t.slot FROM unnest(p_hashes, p_slots) AS t(seq_hash, slot);
+    UPDATE bank_part SET page_version = page_version + 1 WHERE bank_id = p_bank AND rank = p_rank;
     RETURN NULL;
 END;
 $$;
 
--- every block of a bank gone, pins included (a reset; pins are released later without a block)
+-- every block of a bank gone, pins included (a reset; pins are released later without a block);
+-- every rank's page_version moves
 CREATE FUNCTION kvreuse_bank_clear(p_bank UUID) RETURNS VOID LANGUAGE sql VOLATILE AS $$
     UPDATE bank_page g SET hashes = array_fill(0::BIGINT, ARRAY[cardinality(g.hashes)]),
                            parents = array_fill(NULL::BIGINT, ARRAY[cardinality(g.hashes)]),
                            positions = array_fill(-1, ARRAY[cardinality(g.hashes)]),
                            lineages = NULL, pins = array_fill(0, ARRAY[cardinality(g.hashes)])
     WHERE g.bank_id = p_bank AND NOT (g.positions <@ ARRAY[-1]);
-    DELETE FROM bank_hash WHERE bank_id = p_bank;
+    UPDATE bank_part SET page_version = page_version + 1 WHERE bank_id = p_bank;
 $$;
 
 -- a page's pin counts with p_n added at the elements p_idx (each listed once) that hold p_hash,
@@ -419,5 +400,20 @@ BEGIN
         END IF;
     END LOOP;
     RETURN p_pins;
+END;
+$$;
+
+-- A bank's pages and every rank's page_version, read in one snapshot for the replica's rank maps,
+-- waiting at most p_lock_wait_ms for the pages' lock (the call is the statement that locks them, so
+-- the bound applies to it; a plain statement would take its locks before any setting of its own).
+CREATE FUNCTION kvreuse_bank_pages(p_bank UUID, p_lock_wait_ms TEXT)
+RETURNS TABLE (rank INTEGER, page_version BIGINT, page INTEGER, hashes BIGINT[], positions INTEGER[])
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    PERFORM set_config('lock_timeout', p_lock_wait_ms, TRUE);
+    RETURN QUERY
+    SELECT p.rank, p.page_version, g.page, g.hashes, g.positions
+    FROM bank_part p LEFT JOIN bank_page g ON g.bank_id = p.bank_id AND g.rank = p.rank
+    WHERE p.bank_id = p_bank ORDER BY p.rank, g.page;
 END;
 $$;

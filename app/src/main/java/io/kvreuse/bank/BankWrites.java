@@ -19,10 +19,12 @@ class BankWrites {
 
     private final DatabaseClient db;
     private final FeedOrigin origin;
+    private final RankMaps maps;
 
-    BankWrites(DatabaseClient db, FeedOrigin origin) {
+    BankWrites(DatabaseClient db, FeedOrigin origin, RankMaps maps) {
         this.db = db;
         this.origin = origin;
+        this.maps = maps;
     }
 
     /** The position each parent outside the batch must have where the rank stores it. */
@@ -42,19 +44,18 @@ class BankWrites {
         if (expected.isEmpty()) {
             return Mono.empty();
         }
-        return db.sql(
-                        BlockPositions.OF_HASHES)
-                .bind("id", bankId)
-                .bind("rank", rank)
-                .bind("h", expected.keySet().toArray(Long[]::new))
-                .map((row, meta) -> Map.entry(row.get("seq_hash", Long.class), row.get("position", Integer.class)))
-                .all()
-                .filter(e -> !e.getValue().equals(expected.get(e.getKey())))
-                .next()
-                .flatMap(e -> Mono.error(new InvalidRequestException(
-                        ProblemType.POSITION_CONTRADICTS_PARENT,
-                        "the parent " + Long.toUnsignedString(e.getKey()) + " is stored at position " + e.getValue()
-                                + ", so its children belong at position " + (e.getValue() + 1))));
+        return maps.current(bankId).flatMap(bank -> {
+            for (Map.Entry<Long, Integer> e : expected.entrySet()) {
+                Integer position = bank.positionOf(rank, e.getKey());
+                if (position != null && !position.equals(e.getValue())) {
+                    return Mono.error(new InvalidRequestException(
+                            ProblemType.POSITION_CONTRADICTS_PARENT,
+                            "the parent " + Long.toUnsignedString(e.getKey()) + " is stored at position " + position
+                                    + ", so its children belong at position " + (position + 1)));
+                }
+            }
+            return Mono.empty();
+        });
     }
 
     /** What {@link #applyEvents} did: whether ranks now disagree, and the bank's publication as it now stands. */
@@ -73,30 +74,54 @@ class BankWrites {
             UUID bankId, int rank, int tp, BatchEffect effect, StreamPosition part, ChangeSet changes) {
         Stored stored = Stored.of(effect);
         PgArray removed = bigints(effect.removed);
-        return db.sql(EVENTS)
-                .bind("id", bankId)
-                .bind("rank", rank)
-                .bind("tp", (long) tp)
-                .bind("hashes", stored.hashes())
-                .bind("parents", stored.parents())
-                .bind("positions", stored.positions())
-                .bind("slots", stored.slots())
-                .bind("lineages", stored.lineages())
-                .bind("removed", removed)
-                .bind("last", part.lastEventId())
-                .bind("clears", part.nativeClears())
-                .bind("seq", io.kvreuse.store.Sql.orNull(part.sourceSequence(), Long.class))
-                .bind("channel", PgNotifications.INVENTORY)
-                .bind("payload", bankId + ":")
-                .map((row, meta) -> {
-                    Long pinned = row.get("pinned", Long.class);
-                    if (pinned != null) {
-                        throw BankExceptions.pinned(pinned);
-                    }
-                    boolean disagrees = Boolean.TRUE.equals(row.get("disagrees", Boolean.class));
-                    return new Written(disagrees, BankStore.publication(row, disagrees));
-                })
-                .one();
+        // inside the caller's transaction, which may still roll back: the maps are read afresh under
+        // the bank's lock and dropped afterwards rather than kept in step with a write not yet durable
+        return maps.current(bankId)
+                .map(bank -> java.util.Objects.requireNonNull(bank.plan(rank, effect, Map.of()), "rank maps"))
+                .flatMap(plan -> bindPlan(db.sql(EVENTS), plan)
+                        .bind("id", bankId)
+                        .bind("rank", rank)
+                        .bind("tp", (long) tp)
+                        .bind("hashes", stored.hashes())
+                        .bind("parents", stored.parents())
+                        .bind("positions", stored.positions())
+                        .bind("slots", stored.slots())
+                        .bind("lineages", stored.lineages())
+                        .bind("removed", removed)
+                        .bind("last", part.lastEventId())
+                        .bind("clears", part.nativeClears())
+                        .bind("seq", io.kvreuse.store.Sql.orNull(part.sourceSequence(), Long.class))
+                        .bind("channel", PgNotifications.INVENTORY)
+                        .bind("payload", bankId + ":")
+                        .map((row, meta) -> {
+                            Long pinned = row.get("pinned", Long.class);
+                            if (pinned != null) {
+                                throw BankExceptions.pinned(pinned);
+                            }
+                            boolean disagrees = Boolean.TRUE.equals(row.get("disagrees", Boolean.class));
+                            return new Written(disagrees, BankStore.publication(row, disagrees));
+                        })
+                        .one())
+                .doFinally(signal -> maps.forget(bankId));
+    }
+
+    /** A plan's arguments: every rank's map version, this rank's slots of the batch's hashes, placement. */
+    private static DatabaseClient.GenericExecuteSpec bindPlan(DatabaseClient.GenericExecuteSpec spec, BankMaps.Plan plan) {
+        ArrayLiteral ranks = new ArrayLiteral(ArrayLiteral.Type.INTEGER, plan.ranks().length, 2);
+        ArrayLiteral versions = new ArrayLiteral(ArrayLiteral.Type.BIGINT, plan.versions().length, 8);
+        for (int i = 0; i < plan.ranks().length; i++) {
+            ranks.add(plan.ranks()[i]);
+            versions.add(plan.versions()[i]);
+        }
+        return spec.bind("ranks", ranks.build())
+                .bind("versions", versions.build())
+                .bind("ownHashes", new ArrayLiteral(ArrayLiteral.Type.BIGINT, plan.ownHashes().length, 20)
+                        .addAll(plan.ownHashes())
+                        .build())
+                .bind("ownSlots", new ArrayLiteral(ArrayLiteral.Type.INTEGER, plan.ownSlots().length, 5)
+                        .addAll(plan.ownSlots())
+                        .build())
+                .bind("misplaced", plan.misplaced());
     }
 
     /**
@@ -159,52 +184,91 @@ class BankWrites {
             @org.jspecify.annotations.Nullable Long sourceSequence,
             long lockWaitMillis,
             long boundMillis) {
-        Stored stored = Stored.of(effect);
-        Map<Long, Integer> expected = expectedParents(effect);
-        Long[] expectHashes = new Long[expected.size()];
-        Integer[] expectPositions = new Integer[expected.size()];
-        int j = 0;
-        for (Map.Entry<Long, Integer> e : expected.entrySet()) {
-            expectHashes[j] = e.getKey();
-            expectPositions[j] = e.getValue();
-            j++;
-        }
-        return db.sql(ALONE)
-                .bind("id", bankId)
-                .bind("rank", rank)
-                .bind("subject", caller.subject())
-                .bind("host", io.kvreuse.store.Sql.orNull(caller.agentHost(), String.class))
-                .bind("first", first)
-                .bind("last", last)
-                .bind("hashes", stored.hashes())
-                .bind("parents", stored.parents())
-                .bind("positions", stored.positions())
-                .bind("slots", stored.slots())
-                .bind("lineages", stored.lineages())
-                .bind("removed", bigints(effect.removed))
-                .bind("clears", (long) effect.nativeClears)
-                .bind("seq", io.kvreuse.store.Sql.orNull(sourceSequence, Long.class))
-                .bind("maxSlot", effect.maxSlot)
-                .bind("expectHashes", expectHashes)
-                .bind("expectPositions", expectPositions)
-                .bind("channel", PgNotifications.INVENTORY)
-                .bind("lockWait", Long.toString(lockWaitMillis))
-                .bind("bound", Long.toString(boundMillis))
-                .bind("origin", origin.id())
-                .map((row, meta) -> {
-                    Long seq = row.get("applied_seq", Long.class);
-                    return new Alone(
-                            true,
-                            seq == null
-                                    ? null
-                                    : new BankChanged.Appended(seq, row.get("applied_blocks", String.class)));
+        Call call = new Call(
+                bankId,
+                rank,
+                caller,
+                first,
+                last,
+                effect,
+                Stored.of(effect),
+                expectedParents(effect),
+                sourceSequence,
+                lockWaitMillis,
+                boundMillis);
+        // maps another writer moved since they were read: read them again once, then leave it to the
+        // general transaction
+        return alone(call, maps.cached(bankId, boundMillis))
+                .onErrorResume(e -> STALE_MAPS.equals(sqlState(e)), e -> {
+                    maps.forget(bankId);
+                    return alone(call, maps.load(bankId, boundMillis));
                 })
-                .one()
-                .onErrorResume(e -> LEFT_TO_TRANSACTION.equals(sqlState(e)), e -> Mono.just(Alone.LEFT))
+                .onErrorResume(e -> STALE_MAPS.equals(sqlState(e)), e -> {
+                    maps.forget(bankId);
+                    return Mono.just(Alone.LEFT);
+                })
                 .onErrorMap(
                         e -> LOCK_NOT_AVAILABLE.equals(sqlState(e)),
                         e -> new org.springframework.dao.QueryTimeoutException(
                                 "an inventory batch waited for a lock past its bound", e));
+    }
+
+    /** The arguments of one {@link #applyAlone}, for its attempts. */
+    private record Call(
+            UUID bankId,
+            int rank,
+            io.kvreuse.security.ApiPrincipal caller,
+            long first,
+            long last,
+            BatchEffect effect,
+            Stored stored,
+            Map<Long, Integer> expectedParents,
+            @org.jspecify.annotations.Nullable Long sourceSequence,
+            long lockWaitMillis,
+            long boundMillis) {}
+
+    private Mono<Alone> alone(Call c, Mono<BankMaps> bankMaps) {
+        return bankMaps.flatMap(bank -> {
+            BankMaps.Plan plan = bank.plan(c.rank(), c.effect(), c.expectedParents());
+            if (plan == null) {
+                maps.forget(c.bankId());
+                return Mono.just(Alone.LEFT);
+            }
+            if (plan.contradictedParent() != null) {
+                return Mono.just(Alone.LEFT); // the general transaction answers the problem
+            }
+            return bindPlan(db.sql(ALONE), plan)
+                    .bind("id", c.bankId())
+                    .bind("rank", c.rank())
+                    .bind("subject", c.caller().subject())
+                    .bind("host", io.kvreuse.store.Sql.orNull(c.caller().agentHost(), String.class))
+                    .bind("first", c.first())
+                    .bind("last", c.last())
+                    .bind("hashes", c.stored().hashes())
+                    .bind("parents", c.stored().parents())
+                    .bind("positions", c.stored().positions())
+                    .bind("slots", c.stored().slots())
+                    .bind("lineages", c.stored().lineages())
+                    .bind("removed", bigints(c.effect().removed))
+                    .bind("clears", (long) c.effect().nativeClears)
+                    .bind("seq", io.kvreuse.store.Sql.orNull(c.sourceSequence(), Long.class))
+                    .bind("maxSlot", c.effect().maxSlot)
+                    .bind("channel", PgNotifications.INVENTORY)
+                    .bind("lockWait", Long.toString(c.lockWaitMillis()))
+                    .bind("bound", Long.toString(c.boundMillis()))
+                    .bind("origin", origin.id())
+                    .map((row, meta) -> {
+                        Long seq = row.get("applied_seq", Long.class);
+                        return new Alone(
+                                true,
+                                seq == null
+                                        ? null
+                                        : new BankChanged.Appended(seq, row.get("applied_blocks", String.class)));
+                    })
+                    .one()
+                    .doOnNext(applied -> bank.applied(plan, c.effect()))
+                    .onErrorResume(e -> LEFT_TO_TRANSACTION.equals(sqlState(e)), e -> Mono.just(Alone.LEFT));
+        });
     }
 
     /**
@@ -220,6 +284,9 @@ class BankWrites {
 
     private static final String LOCK_NOT_AVAILABLE = "55P03";
 
+    /** SQLSTATE of a write whose rank maps are not the pages' current version (V98). */
+    private static final String STALE_MAPS = "KVR02";
+
     private static @org.jspecify.annotations.Nullable String sqlState(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof io.r2dbc.spi.R2dbcException r) {
@@ -232,8 +299,8 @@ class BankWrites {
     private static final String ALONE = """
             SELECT applied_seq, applied_blocks FROM kvreuse_ingest_batch(:id, :rank, :subject, :host::text, :first, :last, :hashes::bigint[],
                                         :parents::bigint[], :positions::int[], :slots::int[], :lineages::text[],
-                                        :removed::bigint[], :clears, :seq::bigint, :maxSlot, :expectHashes::bigint[],
-                                        :expectPositions::int[], :channel, :lockWait, :bound, :origin)
+                                        :removed::bigint[], :clears, :seq::bigint, :maxSlot, :ranks::int[], :versions::bigint[],
+                                        :ownHashes::bigint[], :ownSlots::int[], :misplaced, :channel, :lockWait, :bound, :origin)
             """;
 
     /** Where an event batch leaves the rank's stream: the last applied id and what it adds to the counters. */
@@ -250,10 +317,12 @@ class BankWrites {
             WITH w AS (
                 SELECT * FROM kvreuse_bank_write(:id, :rank, CAST(:tp AS INTEGER), :hashes::bigint[], :parents::bigint[],
                                                  :positions::int[], :slots::int[], :lineages::text[], :removed::bigint[],
-                                                 :channel, :payload, '')
+                                                 :ranks::int[], :versions::bigint[], :ownHashes::bigint[], :ownSlots::int[],
+                                                 :misplaced, :channel, :payload, '')
             ), part AS (
                 UPDATE bank_part SET last_event_id = :last, native_clears = native_clears + :clears, events_started = TRUE,
-                                     source_sequence = coalesce(:seq::bigint, source_sequence)
+                                     source_sequence = coalesce(:seq::bigint, source_sequence),
+                                     page_version = page_version + 1
                 WHERE bank_id = :id AND rank = :rank AND (SELECT pinned FROM w) IS NULL
             )
             SELECT w.pinned, w.disagrees,
@@ -284,7 +353,8 @@ class BankWrites {
                 .bind("lineages", stored.lineages())
                 .map((row, meta) -> java.util.Optional.ofNullable(row.get("pinned", Long.class)))
                 .one()
-                .flatMap(pinned -> pinned.isPresent() ? Mono.error(BankExceptions.pinned(pinned.get())) : Mono.empty());
+                .flatMap(pinned -> pinned.isPresent() ? Mono.error(BankExceptions.pinned(pinned.get())) : Mono.<Void>empty())
+                .doFinally(signal -> maps.forget(bankId));
     }
 
     /** True when some block is held by several ranks that disagree on where or what it is. */

@@ -67,22 +67,21 @@ public class BlockPins {
     }
 
     /**
-     * Adds one pin per pinned block at its slot and drops one per unpinned block still in its bank,
-     * whatever its slot (a reset may have removed it since), never below zero: a block listed n times
+     * Adds one pin per pinned block and drops one per unpinned block, each at its slot if the slot
+     * still holds it (a reset may have removed it since), never below zero: a block listed n times
      * gains or loses n. The body of a data-modifying CTE of a lease writer's statement, so the pins
-     * commit with the lease's own rows; bound with {@link #bindings}.
+     * commit with the lease's own rows; bound with {@link #bindings}. The pages are locked in the
+     * order the statement reaches them; a lease's pins were locked in page order when it pinned them.
      */
     public static final String ADJUST = """
             UPDATE bank_page g SET pins = kvreuse_pins_adjust(g.pins, g.hashes, g.positions, t.idx, t.h, t.n)
-            FROM (SELECT x.bank, x.rank, x.slot / 256 AS page, array_agg(x.slot % 256 + 1) AS idx, array_agg(x.h) AS h,
+            FROM (SELECT x.bank, x.rank, x.s / 256 AS page, array_agg(x.s % 256 + 1) AS idx, array_agg(x.h) AS h,
                          array_agg(x.n) AS n
-                  FROM (SELECT w.bank, w.rank, coalesce(w.s, k.slot) AS slot, w.h, sum(w.n) AS n
+                  FROM (SELECT w.bank, w.rank, w.s, w.h, sum(w.n) AS n
                         FROM unnest(CAST(:pins_bank AS UUID[]), CAST(:pins_rank AS INTEGER[]), CAST(:pins_h AS BIGINT[]),
                                     CAST(:pins_s AS INTEGER[]), CAST(:pins_n AS INTEGER[])) AS w(bank, rank, h, s, n)
-                        LEFT JOIN bank_hash k ON w.s IS NULL AND k.bank_id = w.bank AND k.seq_hash = w.h AND k.rank = w.rank
-                        GROUP BY w.bank, w.rank, coalesce(w.s, k.slot), w.h) AS x
-                  WHERE x.slot IS NOT NULL
-                  GROUP BY x.bank, x.rank, x.slot / 256) AS t
+                        GROUP BY w.bank, w.rank, w.s, w.h) AS x
+                  GROUP BY x.bank, x.rank, x.s / 256) AS t
             WHERE g.bank_id = t.bank AND g.rank = t.rank AND g.page = t.page""";
 
     /** The bindings of {@link #ADJUST}: the blocks to pin (at their slots), then those to unpin. */
@@ -95,8 +94,8 @@ public class BlockPins {
             slots.add(b.slot());
             counts.add(1);
         }
-        for (int i = 0; i < unpinned.size(); i++) {
-            slots.addValue(null);
+        for (Block b : unpinned) {
+            slots.add(b.slot());
             counts.add(-1);
         }
         return Map.of(

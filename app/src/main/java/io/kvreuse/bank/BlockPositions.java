@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
 
@@ -24,22 +23,13 @@ class BlockPositions {
     /** The batch with every position filled, and how many blocks had to be left out. */
     record Placed(InventoryRequests.Events batch, int unplaced) {}
 
-    private final DatabaseClient db;
+    private final RankMaps maps;
 
-    /**
-     * The positions of some hashes on one rank ({@code :id}, {@code :rank}, {@code :h}): each found by
-     * the rank's hash -> slot row, its position read from the slot's page.
-     */
-    static final String OF_HASHES = """
-            SELECT b.seq_hash, g.positions[b.slot % 256 + 1] AS position
-            FROM bank_hash b JOIN bank_page g ON g.bank_id = b.bank_id AND g.rank = b.rank AND g.page = b.slot / 256
-            WHERE b.bank_id = :id AND b.rank = :rank AND b.seq_hash = ANY(:h)
-            """;
-
-    BlockPositions(DatabaseClient db) {
-        this.db = db;
+    BlockPositions(RankMaps maps) {
+        this.maps = maps;
     }
 
+    /** Inside the batch's transaction, holding the bank's lock: the rank's positions from its map. */
     Mono<Placed> place(UUID bankId, int rank, InventoryRequests.Events batch) {
         Set<Long> unknownParents = unknownParents(batch);
         if (unknownParents == null) {
@@ -48,15 +38,16 @@ class BlockPositions {
         if (unknownParents.isEmpty()) {
             return Mono.just(fill(batch, new HashMap<>()));
         }
-        return db.sql(
-                        OF_HASHES)
-                .bind("id", bankId)
-                .bind("rank", rank)
-                .bind("h", unknownParents.toArray(Long[]::new))
-                .map((row, meta) -> Map.entry(row.get("seq_hash", Long.class), row.get("position", Integer.class)))
-                .all()
-                .collectMap(Map.Entry::getKey, Map.Entry::getValue, HashMap::new)
-                .map(known -> fill(batch, known));
+        return maps.current(bankId).map(bank -> {
+            Map<Long, Integer> known = new HashMap<>();
+            for (long parent : unknownParents) {
+                Integer position = bank.positionOf(rank, parent);
+                if (position != null) {
+                    known.put(parent, position);
+                }
+            }
+            return fill(batch, known);
+        });
     }
 
     /**

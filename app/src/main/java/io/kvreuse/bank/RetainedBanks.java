@@ -30,6 +30,7 @@ public class RetainedBanks {
     private final AuditTrail audit;
     private final ApplicationEventPublisher events;
     private final EventSources sources;
+    private final RankMaps maps;
 
     RetainedBanks(
             DatabaseClient db,
@@ -37,8 +38,10 @@ public class RetainedBanks {
             BankStore store,
             AuditTrail audit,
             ApplicationEventPublisher events,
-            EventSources sources) {
+            EventSources sources,
+            RankMaps maps) {
         this.sources = sources;
+        this.maps = maps;
         this.db = db;
         this.tx = tx;
         this.store = store;
@@ -308,9 +311,7 @@ public class RetainedBanks {
                                     .then(db.sql("DELETE FROM bank_page WHERE bank_id = :b")
                                             .bind("b", bankId)
                                             .then())
-                                    .then(db.sql("DELETE FROM bank_hash WHERE bank_id = :b")
-                                            .bind("b", bankId)
-                                            .then())
+                                    .then(Mono.fromRunnable(() -> maps.forget(bankId)))
                                     .then(audit.record(new AuditEntry(
                                             actor,
                                             "bank",

@@ -214,36 +214,6 @@ class InventoryBatchInOneCallIntegrationTests {
      * the new function, so its replicas keep ingesting during a rolling upgrade; its NOTIFY names no
      * replica, and this one reads the row like any other replica's.
      */
-    @Test
-    void thePreviousReleasesCallStillAppliesABatch() throws InterruptedException {
-        Engine single = fleet.ready("DECODE", fleet.domain(1, "GPU_CUDA_IPC"), 1, Fleet.host());
-        String one = fleet.bank(single, 1, 16);
-        long[] chain = Fleet.chain(2);
-        double fromReads = applied("read");
-        Integer answer = db.sql("""
-                        SELECT kvreuse_ingest_batch(b.bank_id, 0, i.owner_subject, NULL::text, 1, 1, CAST(:h AS BIGINT[]),
-                                   CAST(:p AS BIGINT[]), '{0,1}'::int[], '{3,4}'::int[], NULL::text[], '{}'::bigint[], 0,
-                                   NULL::bigint, 4, '{}'::bigint[], '{}'::int[], 'kvreuse_inventory', '1000', '5000') AS r
-                        FROM retained_bank b JOIN engine_incarnation i USING (incarnation_id) WHERE b.bank_id = :b
-                        """)
-                .bind("h", "{" + chain[0] + "," + chain[1] + "}")
-                .bind("p", "{NULL," + chain[0] + "}")
-                .bind("b", UUID.fromString(one))
-                .map((row, meta) -> row.get("r", Integer.class))
-                .one()
-                .block(Duration.ofSeconds(10));
-        assertThat(answer).isEqualTo(1);
-        assertThat(rows(one)).isEqualTo(row(chain, 0, 3) + "," + row(chain, 1, 4));
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (feed.appliedSeq(UUID.fromString(one)) < feedSeq(one) && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(feed.appliedSeq(UUID.fromString(one))).isEqualTo(feedSeq(one));
-        assertThat(applied("read"))
-                .as("the row read back, as another replica's")
-                .isGreaterThan(fromReads);
-    }
-
     private double applied(String source) {
         return meters.counter("kvreuse.inventory.feed.applied", "source", source)
                 .count();

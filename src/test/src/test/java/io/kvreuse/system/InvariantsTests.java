@@ -85,7 +85,7 @@ class InvariantsTests {
 
     @Test
     void assertHoldListsEveryViolationWithIds() throws Exception {
-        sql("UPDATE bank_block SET pin_count = pin_count + 1 WHERE seq_hash = 1");
+        sql("UPDATE bank_page SET pins[1] = pins[1] + 1"); // block 1, at slot 0
         sql("UPDATE lease_destination SET state = 'HELD' WHERE lease_id = '" + DONE + "'");
         assertThatThrownBy(() -> Invariants.assertHold(db))
                 .isInstanceOf(AssertionError.class)
@@ -97,13 +97,13 @@ class InvariantsTests {
 
     @Test
     void pinCountAbovePinsHeldIsOverPinning() throws Exception {
-        sql("UPDATE bank_block SET pin_count = pin_count + 1 WHERE seq_hash = 3");
+        sql("UPDATE bank_page SET pins[3] = pins[3] + 1"); // block 3, at slot 2
         assertOnly("bank over-pinned", BANK);
     }
 
     @Test
     void pinCountBelowPinsHeldIsADoubleRelease() throws Exception {
-        sql("UPDATE bank_block SET pin_count = 0 WHERE seq_hash = 2");
+        sql("UPDATE bank_page SET pins[2] = 0"); // block 2, at slot 1
         assertOnly("pin released twice", ACTIVE);
     }
 
@@ -378,11 +378,11 @@ class InvariantsTests {
         s.execute(
                 "INSERT INTO bank_part (bank_id, rank, region_ref, bytes_per_block, ready) VALUES ('%s', 0, 'shm://b', 1024, TRUE)"
                         .formatted(BANK));
-        for (int h = 1; h <= 4; h++) {
-            s.execute("""
-                    INSERT INTO bank_block (bank_id, rank, seq_hash, parent_hash, position, slot, pin_count)
-                    VALUES ('%s', 0, %d, %s, %d, %d, %d)""".formatted(BANK, h, h == 1 ? "NULL" : Integer.toString(h - 1), h - 1, h - 1, h <= 2 ? 1 : 0));
-        }
+        // blocks 1..4 at slots 0..3, the first two pinned once
+        s.execute("""
+                SELECT kvreuse_bank_replace_rank('%s', 0, ARRAY[1, 2, 3, 4]::BIGINT[], ARRAY[NULL, 1, 2, 3]::BIGINT[],
+                                                 ARRAY[0, 1, 2, 3], ARRAY[0, 1, 2, 3], NULL)""".formatted(BANK));
+        s.execute("UPDATE bank_page SET pins[1] = 1, pins[2] = 1 WHERE bank_id = '%s'".formatted(BANK));
 
         insertLease(s, DONE, "RELEASED", 6, 4);
         insertMoves(

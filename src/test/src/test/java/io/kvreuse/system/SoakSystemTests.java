@@ -49,7 +49,7 @@ class SoakSystemTests {
             "incarnation_rank",
             "retained_bank",
             "bank_part",
-            "bank_block",
+            "bank_page",
             "inventory_change",
             "audit_event",
             "idempotency_key");

@@ -1,0 +1,157 @@
+package io.kvreuse.bank;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The rank maps of one bank ({@link RankMap}), as this replica last read or wrote them. A write plans
+ * from them ({@link #plan}) and, once it committed, applies itself to them ({@link #applied}); the
+ * database refuses a plan made from a version that is no longer the rank's, so maps that fell behind
+ * (another replica wrote, a snapshot or reset) cost a reload, never a wrong write.
+ */
+final class BankMaps {
+
+    final UUID bankId;
+    private final int[] ranks;
+    private final @Nullable RankMap[] maps;
+
+    BankMaps(UUID bankId, int[] ranks, RankMap[] maps) {
+        this.bankId = bankId;
+        this.ranks = ranks;
+        this.maps = maps;
+    }
+
+    /**
+     * What a batch on {@code rank} needs from the maps: every rank's version, the slots this rank
+     * holds the stored and removed hashes at, whether another rank holds a stored hash at another
+     * slot, and whether each parent outside the batch sits one position above its children (the
+     * expected positions by parent hash). Null when a map is missing (dropped after a failure).
+     */
+    synchronized @Nullable Plan plan(int rank, BatchEffect effect, Map<Long, Integer> expectedParents) {
+        int own = indexOf(rank);
+        if (own < 0) {
+            return null;
+        }
+        long[] versions = new long[ranks.length];
+        for (int r = 0; r < ranks.length; r++) {
+            RankMap map = maps[r];
+            if (map == null) {
+                return null;
+            }
+            versions[r] = map.version;
+        }
+        RankMap mine = maps[own];
+        List<long[]> owned = new ArrayList<>();
+        boolean misplaced = false;
+        for (InventoryBlock b : effect.stored.values()) {
+            int slot = mine.slotOf(b.seqHash());
+            if (slot >= 0) {
+                owned.add(new long[] {b.seqHash(), slot});
+            }
+            for (int r = 0; r < ranks.length && !misplaced; r++) {
+                int elsewhere = r == own ? -1 : maps[r].slotOf(b.seqHash());
+                misplaced = elsewhere >= 0 && elsewhere != b.slot();
+            }
+        }
+        for (long hash : effect.removed) {
+            int slot = mine.slotOf(hash);
+            if (slot >= 0) {
+                owned.add(new long[] {hash, slot});
+            }
+        }
+        Long contradicted = null;
+        for (Map.Entry<Long, Integer> e : expectedParents.entrySet()) {
+            int slot = mine.slotOf(e.getKey());
+            if (slot >= 0 && mine.positionAt(slot) != e.getValue()) {
+                contradicted = e.getKey();
+                break;
+            }
+        }
+        long[] ownHashes = new long[owned.size()];
+        int[] ownSlots = new int[owned.size()];
+        for (int i = 0; i < ownHashes.length; i++) {
+            ownHashes[i] = owned.get(i)[0];
+            ownSlots[i] = (int) owned.get(i)[1];
+        }
+        return new Plan(rank, ranks.clone(), versions, ownHashes, ownSlots, misplaced, contradicted);
+    }
+
+    /** The position the rank holds {@code hash} at, or null. */
+    synchronized @Nullable Integer positionOf(int rank, long hash) {
+        int own = indexOf(rank);
+        RankMap map = own < 0 ? null : maps[own];
+        if (map == null) {
+            return null;
+        }
+        int slot = map.slotOf(hash);
+        return slot < 0 ? null : map.positionAt(slot);
+    }
+
+    /**
+     * Applies a committed write of {@code plan}'s batch to the rank's map, which moves to the next
+     * version; a map that moved since the plan was made is dropped instead (read again when next
+     * needed).
+     */
+    synchronized void applied(Plan plan, BatchEffect effect) {
+        int own = indexOf(plan.rank());
+        RankMap map = own < 0 ? null : maps[own];
+        if (map == null) {
+            return;
+        }
+        if (map.version != plan.versions()[own]) {
+            maps[own] = null;
+            return;
+        }
+        for (int slot : plan.ownSlots()) {
+            map.clear(slot);
+        }
+        for (InventoryBlock b : effect.stored.values()) {
+            map.clear(b.slot());
+        }
+        for (InventoryBlock b : effect.stored.values()) {
+            map.store(b.slot(), b.seqHash(), b.position());
+        }
+        map.version++;
+    }
+
+    /** Whether every rank's map is there and at the version the database holds ({@code versions} by rank). */
+    synchronized boolean current(Map<Integer, Long> versions) {
+        if (versions.size() != ranks.length) {
+            return false;
+        }
+        for (int r = 0; r < ranks.length; r++) {
+            Long version = versions.get(ranks[r]);
+            if (maps[r] == null || version == null || version != maps[r].version) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private int indexOf(int rank) {
+        for (int r = 0; r < ranks.length; r++) {
+            if (ranks[r] == rank) {
+                return r;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * A batch's view of the maps: the versions (by rank, in {@code ranks} order) it was made from,
+     * the slots the rank holds the batch's stored or removed hashes at, whether another rank holds
+     * a stored hash at another slot, and a parent outside the batch whose position contradicts its
+     * children (null if none).
+     */
+    record Plan(
+            int rank,
+            int[] ranks,
+            long[] versions,
+            long[] ownHashes,
+            int[] ownSlots,
+            boolean misplaced,
+            @Nullable Long contradictedParent) {}
+}

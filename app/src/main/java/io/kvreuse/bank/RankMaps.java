@@ -1,0 +1,118 @@
+package io.kvreuse.bank;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.stereotype.Component;
+import reactor.core.publisher.Mono;
+
+/**
+ * The rank maps ({@link BankMaps}) of the banks this replica writes, read from the slot pages when
+ * first needed and kept in step by the replica's own writes. About 12 bytes a slot of the pages a
+ * rank has written plus 24 a block held; a dropped bank's maps go. A replica that stops writing a
+ * bank keeps its maps until it drops or the replica restarts (a bank's writes normally stay with
+ * the replica its engines' agent talks to).
+ */
+@Component
+class RankMaps {
+
+    private final DatabaseClient db;
+    private final Map<UUID, BankMaps> banks = new ConcurrentHashMap<>();
+
+    RankMaps(DatabaseClient db) {
+        this.db = db;
+    }
+
+    /**
+     * The bank's maps as kept, or read now, waiting at most {@code lockWaitMillis} for the pages'
+     * lock (outside any transaction, where nothing else bounds the read).
+     */
+    Mono<BankMaps> cached(UUID bankId, long lockWaitMillis) {
+        BankMaps maps = banks.get(bankId);
+        return maps != null ? Mono.just(maps) : load(bankId, lockWaitMillis);
+    }
+
+    /**
+     * The bank's maps, checked against every rank's version (one short read) and read again if one
+     * moved: for a caller inside a transaction that holds the bank's row lock, under which no page
+     * of the bank changes but by that caller.
+     */
+    Mono<BankMaps> current(UUID bankId) {
+        BankMaps kept = banks.get(bankId);
+        if (kept == null) {
+            return load(bankId, 0);
+        }
+        return db.sql("SELECT rank, page_version FROM bank_part WHERE bank_id = :b")
+                .bind("b", bankId)
+                .map((r, m) -> Map.entry(r.get("rank", Integer.class), r.get("page_version", Long.class)))
+                .all()
+                .collectMap(Map.Entry::getKey, Map.Entry::getValue)
+                .flatMap(versions -> kept.current(versions) ? Mono.just(kept) : load(bankId, 0));
+    }
+
+    /** Drops the bank's maps (they are read again when next needed). */
+    void forget(UUID bankId) {
+        banks.remove(bankId);
+    }
+
+    int banksKept() {
+        return banks.size();
+    }
+
+    /**
+     * Reads every rank's pages and version in one statement (one snapshot) and keeps the maps;
+     * {@code lockWaitMillis} bounds the wait for the pages' lock (0: the caller's transaction bounds it).
+     */
+    Mono<BankMaps> load(UUID bankId, long lockWaitMillis) {
+        return db.sql("SELECT * FROM kvreuse_bank_pages(:b, :wait)")
+                .bind("b", bankId)
+                .bind("wait", Long.toString(lockWaitMillis))
+                .map((r, m) -> new PageRow(
+                        r.get("rank", Integer.class),
+                        r.get("page_version", Long.class),
+                        r.get("page", Integer.class),
+                        r.get("hashes", Long[].class),
+                        r.get("positions", Integer[].class)))
+                .all()
+                .collectList()
+                .map(rows -> {
+                    BankMaps maps = build(bankId, rows);
+                    banks.put(bankId, maps);
+                    return maps;
+                });
+    }
+
+    private record PageRow(int rank, long version, Integer page, Long[] hashes, Integer[] positions) {}
+
+    private static BankMaps build(UUID bankId, List<PageRow> rows) {
+        Map<Integer, RankMap> byRank = new HashMap<>();
+        List<Integer> ranks = new ArrayList<>();
+        for (PageRow row : rows) {
+            RankMap map = byRank.get(row.rank());
+            if (map == null) {
+                map = new RankMap(row.version());
+                byRank.put(row.rank(), map);
+                ranks.add(row.rank());
+            }
+            if (row.page() != null) {
+                long[] hashes = new long[row.hashes().length];
+                int[] positions = new int[row.positions().length];
+                for (int i = 0; i < hashes.length; i++) {
+                    hashes[i] = row.hashes()[i];
+                    positions[i] = row.positions()[i];
+                }
+                map.loadPage(row.page(), hashes, positions);
+            }
+        }
+        int[] rankArray = ranks.stream().mapToInt(Integer::intValue).toArray();
+        RankMap[] maps = new RankMap[rankArray.length];
+        for (int i = 0; i < rankArray.length; i++) {
+            maps[i] = byRank.get(rankArray[i]);
+        }
+        return new BankMaps(bankId, rankArray, maps);
+    }
+}
