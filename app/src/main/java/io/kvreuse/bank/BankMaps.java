@@ -117,6 +117,16 @@ final class BankMaps {
         map.version++;
     }
 
+    /** Whether a rank's map moved (or went) since {@code plan} was made from these maps. */
+    synchronized boolean movedSince(Plan plan) {
+        for (int r = 0; r < ranks.length; r++) {
+            if (maps[r] == null || maps[r].version != plan.versions()[r]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Whether every rank's map is there and at the version the database holds ({@code versions} by rank). */
     synchronized boolean current(Map<Integer, Long> versions) {
         if (versions.size() != ranks.length) {

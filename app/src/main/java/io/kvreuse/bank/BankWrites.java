@@ -106,7 +106,8 @@ class BankWrites {
     }
 
     /** A plan's arguments: every rank's map version, this rank's slots of the batch's hashes, placement. */
-    private static DatabaseClient.GenericExecuteSpec bindPlan(DatabaseClient.GenericExecuteSpec spec, BankMaps.Plan plan) {
+    private static DatabaseClient.GenericExecuteSpec bindPlan(
+            DatabaseClient.GenericExecuteSpec spec, BankMaps.Plan plan) {
         ArrayLiteral ranks = new ArrayLiteral(ArrayLiteral.Type.INTEGER, plan.ranks().length, 2);
         ArrayLiteral versions = new ArrayLiteral(ArrayLiteral.Type.BIGINT, plan.versions().length, 8);
         for (int i = 0; i < plan.ranks().length; i++) {
@@ -115,12 +116,16 @@ class BankWrites {
         }
         return spec.bind("ranks", ranks.build())
                 .bind("versions", versions.build())
-                .bind("ownHashes", new ArrayLiteral(ArrayLiteral.Type.BIGINT, plan.ownHashes().length, 20)
-                        .addAll(plan.ownHashes())
-                        .build())
-                .bind("ownSlots", new ArrayLiteral(ArrayLiteral.Type.INTEGER, plan.ownSlots().length, 5)
-                        .addAll(plan.ownSlots())
-                        .build())
+                .bind(
+                        "ownHashes",
+                        new ArrayLiteral(ArrayLiteral.Type.BIGINT, plan.ownHashes().length, 20)
+                                .addAll(plan.ownHashes())
+                                .build())
+                .bind(
+                        "ownSlots",
+                        new ArrayLiteral(ArrayLiteral.Type.INTEGER, plan.ownSlots().length, 5)
+                                .addAll(plan.ownSlots())
+                                .build())
                 .bind("misplaced", plan.misplaced());
     }
 
@@ -196,17 +201,7 @@ class BankWrites {
                 sourceSequence,
                 lockWaitMillis,
                 boundMillis);
-        // maps another writer moved since they were read: read them again once, then leave it to the
-        // general transaction
-        return alone(call, maps.cached(bankId, boundMillis))
-                .onErrorResume(e -> STALE_MAPS.equals(sqlState(e)), e -> {
-                    maps.forget(bankId);
-                    return alone(call, maps.load(bankId, boundMillis));
-                })
-                .onErrorResume(e -> STALE_MAPS.equals(sqlState(e)), e -> {
-                    maps.forget(bankId);
-                    return Mono.just(Alone.LEFT);
-                })
+        return alone(call, maps.cached(bankId, boundMillis), 1)
                 .onErrorMap(
                         e -> LOCK_NOT_AVAILABLE.equals(sqlState(e)),
                         e -> new org.springframework.dao.QueryTimeoutException(
@@ -227,12 +222,24 @@ class BankWrites {
             long lockWaitMillis,
             long boundMillis) {}
 
-    private Mono<Alone> alone(Call c, Mono<BankMaps> bankMaps) {
+    /** Attempts of one batch: plans made from maps that moved since are retried, a few times. */
+    private static final int ATTEMPTS = 4;
+
+    /**
+     * One attempt: the plan from {@code bankMaps}, then the call. Refused for maps that are not the
+     * pages' versions, it is planned again from the same maps if this replica's own writes moved them
+     * meanwhile (another rank's batch of the bank committed first: the usual case when ranks post at
+     * once), else from maps read again; after {@value #ATTEMPTS} attempts the batch goes the general
+     * way.
+     */
+    private Mono<Alone> alone(Call c, Mono<BankMaps> bankMaps, int attempt) {
         return bankMaps.flatMap(bank -> {
             BankMaps.Plan plan = bank.plan(c.rank(), c.effect(), c.expectedParents());
-            if (plan == null) {
+            if (plan == null) { // a rank's map dropped after a write it could not follow, or no such rank
                 maps.forget(c.bankId());
-                return Mono.just(Alone.LEFT);
+                return attempt >= ATTEMPTS
+                        ? Mono.just(Alone.LEFT)
+                        : alone(c, maps.load(c.bankId(), c.boundMillis()), ATTEMPTS);
             }
             if (plan.contradictedParent() != null) {
                 return Mono.just(Alone.LEFT); // the general transaction answers the problem
@@ -267,7 +274,18 @@ class BankWrites {
                     })
                     .one()
                     .doOnNext(applied -> bank.applied(plan, c.effect()))
-                    .onErrorResume(e -> LEFT_TO_TRANSACTION.equals(sqlState(e)), e -> Mono.just(Alone.LEFT));
+                    .onErrorResume(e -> LEFT_TO_TRANSACTION.equals(sqlState(e)), e -> Mono.just(Alone.LEFT))
+                    .onErrorResume(e -> STALE_MAPS.equals(sqlState(e)), e -> {
+                        if (attempt >= ATTEMPTS) {
+                            maps.forget(c.bankId());
+                            return Mono.just(Alone.LEFT);
+                        }
+                        if (bank.movedSince(plan)) {
+                            return alone(c, Mono.just(bank), attempt + 1);
+                        }
+                        maps.forget(c.bankId());
+                        return alone(c, maps.load(c.bankId(), c.boundMillis()), attempt + 1);
+                    });
         });
     }
 
@@ -353,7 +371,8 @@ class BankWrites {
                 .bind("lineages", stored.lineages())
                 .map((row, meta) -> java.util.Optional.ofNullable(row.get("pinned", Long.class)))
                 .one()
-                .flatMap(pinned -> pinned.isPresent() ? Mono.error(BankExceptions.pinned(pinned.get())) : Mono.<Void>empty())
+                .flatMap(pinned ->
+                        pinned.isPresent() ? Mono.error(BankExceptions.pinned(pinned.get())) : Mono.<Void>empty())
                 .doFinally(signal -> maps.forget(bankId));
     }
 

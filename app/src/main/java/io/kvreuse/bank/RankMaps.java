@@ -1,5 +1,8 @@
 package io.kvreuse.bank;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -22,9 +25,17 @@ class RankMaps {
 
     private final DatabaseClient db;
     private final Map<UUID, BankMaps> banks = new ConcurrentHashMap<>();
+    private final Counter loads;
 
-    RankMaps(DatabaseClient db) {
+    RankMaps(DatabaseClient db, MeterRegistry meters) {
         this.db = db;
+        this.loads = Counter.builder("kvreuse.inventory.rank.maps.loads")
+                .description("banks whose rank maps this replica read from their pages: first use, or maps another"
+                        + " writer, a snapshot or a reset had moved")
+                .register(meters);
+        Gauge.builder("kvreuse.inventory.rank.maps.banks", banks, Map::size)
+                .description("banks whose rank maps this replica keeps")
+                .register(meters);
     }
 
     /**
@@ -59,10 +70,6 @@ class RankMaps {
         banks.remove(bankId);
     }
 
-    int banksKept() {
-        return banks.size();
-    }
-
     /**
      * Reads every rank's pages and version in one statement (one snapshot) and keeps the maps;
      * {@code lockWaitMillis} bounds the wait for the pages' lock (0: the caller's transaction bounds it).
@@ -80,6 +87,7 @@ class RankMaps {
                 .all()
                 .collectList()
                 .map(rows -> {
+                    loads.increment();
                     BankMaps maps = build(bankId, rows);
                     banks.put(bankId, maps);
                     return maps;
