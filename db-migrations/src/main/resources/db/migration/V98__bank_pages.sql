@@ -5,7 +5,7 @@
 -- block remains, so nothing in PostgreSQL looks a block up by its hash: the control plane replica
 -- that writes a bank keeps each rank's hash -> slot map (bank.RankMaps), loaded from the pages and
 -- versioned by the rank's page_version, which every write of the rank's pages moves; a write
--- names the versions its maps reflect and is refused (SQLSTATE KVR02) when one has moved since, and
+-- names the version of its rank's map and is refused (SQLSTATE KVR02) when it has moved since, and
 -- names the slots the map gives for the hashes it stores again or removes, which the write checks
 -- against the pages. bank_block stays, as a view with its old columns, for every reader. Only the
 -- functions below and the lease writer's pin fragment (BlockPins) write the pages.
@@ -75,10 +75,10 @@ CROSS JOIN LATERAL generate_subscripts(p.positions, 1) AS e(i)
 WHERE p.positions[e.i] >= 0;
 
 -- Writes a batch's net effect on one rank, as BankWrites.EVENTS did on rows. The caller holds the
--- bank's row lock and names, from its maps: the version of every rank's map (p_ranks, p_versions;
--- KVR02 when one is not the rank's page_version), the slots this rank holds the batch's stored and
--- removed hashes at (p_own_hashes, p_own_slots; KVR02 when a page disagrees) and whether another
--- rank holds a stored hash at another slot (p_misplaced, a disagreement). The slots the batch stores
+-- bank's row lock and names, from its maps: the version of this rank's map (p_version; KVR02 when it
+-- is not the rank's page_version), the slots this rank holds the batch's stored and removed hashes
+-- at (p_own_hashes, p_own_slots; KVR02 when a page disagrees) and whether another rank holds a
+-- stored hash at another slot as far as its maps know (p_misplaced, a disagreement). The slots the batch stores
 -- at and those old slots are emptied (refusing, and writing nothing, when that would move or drop a
 -- pinned block: the answer's pinned), then the stores are written, with its pins for a block stored
 -- again at its own slot. A store is agreed when every other rank holds the same block (hash,
@@ -89,7 +89,7 @@ WHERE p.positions[e.i] >= 0;
 CREATE FUNCTION kvreuse_bank_write(
     p_bank UUID, p_rank INTEGER, p_tp INTEGER,
     p_hashes BIGINT[], p_parents BIGINT[], p_positions INTEGER[], p_slots INTEGER[], p_lineages TEXT[],
-    p_removed BIGINT[], p_ranks INTEGER[], p_versions BIGINT[], p_own_hashes BIGINT[], p_own_slots INTEGER[],
+    p_removed BIGINT[], p_version BIGINT, p_own_hashes BIGINT[], p_own_slots INTEGER[],
     p_misplaced BOOLEAN, p_channel TEXT, p_payload TEXT, p_suffix TEXT)
 RETURNS TABLE (pinned BIGINT, disagrees BOOLEAN, applied_seq BIGINT, applied_blocks TEXT)
 LANGUAGE plpgsql VOLATILE AS $$
@@ -132,9 +132,8 @@ BEGIN
     IF p_lineages IS NULL THEN
         p_lineages := array_fill(NULL::TEXT, ARRAY[n]);
     END IF;
-    IF EXISTS (SELECT 1 FROM bank_part p LEFT JOIN unnest(p_ranks, p_versions) AS v(rank, version) ON v.rank = p.rank
-               WHERE p.bank_id = p_bank AND v.version IS DISTINCT FROM p.page_version) THEN
-        RAISE EXCEPTION 'stale rank maps' USING ERRCODE = 'KVR02';
+    IF NOT EXISTS (SELECT 1 FROM bank_part p WHERE p.bank_id = p_bank AND p.rank = p_rank AND p.page_version = p_version) THEN
+        RAISE EXCEPTION 'stale rank map' USING ERRCODE = 'KVR02';
     END IF;
     own_slots := coalesce(p_own_slots, '{}');
     v_disagrees := coalesce(p_misplaced, FALSE);
@@ -282,7 +281,7 @@ CREATE FUNCTION kvreuse_ingest_batch(
     p_bank UUID, p_rank INTEGER, p_subject TEXT, p_agent_host TEXT, p_first BIGINT, p_last BIGINT,
     p_hashes BIGINT[], p_parents BIGINT[], p_positions INTEGER[], p_slots INTEGER[], p_lineages TEXT[],
     p_removed BIGINT[], p_clears BIGINT, p_source_sequence BIGINT, p_max_slot INTEGER,
-    p_ranks INTEGER[], p_versions BIGINT[], p_own_hashes BIGINT[], p_own_slots INTEGER[], p_misplaced BOOLEAN,
+    p_version BIGINT, p_own_hashes BIGINT[], p_own_slots INTEGER[], p_misplaced BOOLEAN,
     p_channel TEXT, p_lock_wait_ms TEXT, p_bound_ms TEXT, p_origin TEXT)
 RETURNS TABLE (applied_seq BIGINT, applied_blocks TEXT) LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -316,7 +315,7 @@ BEGIN
         RAISE EXCEPTION 'no fast path: stream or publication' USING ERRCODE = 'KVR01';
     END IF;
     SELECT * INTO w FROM kvreuse_bank_write(p_bank, p_rank, parts.tp::INTEGER, p_hashes, p_parents, p_positions,
-                                            p_slots, p_lineages, p_removed, p_ranks, p_versions, p_own_hashes,
+                                            p_slots, p_lineages, p_removed, p_version, p_own_hashes,
                                             p_own_slots, p_misplaced, p_channel, p_bank::TEXT || ':',
                                             ':' || p_origin);
     IF w.pinned IS NOT NULL THEN

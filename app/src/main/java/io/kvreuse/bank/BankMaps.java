@@ -25,23 +25,22 @@ final class BankMaps {
     }
 
     /**
-     * What a batch on {@code rank} needs from the maps: every rank's version, the slots this rank
-     * holds the stored and removed hashes at, whether another rank holds a stored hash at another
-     * slot, and whether each parent outside the batch sits one position above its children (the
-     * expected positions by parent hash). Null when a map is missing (dropped after a failure).
+     * What a batch on {@code rank} needs from the maps: the rank's map version, the slots the rank
+     * holds the stored and removed hashes at, whether another rank's map holds a stored hash at
+     * another slot, and a parent outside the batch whose position contradicts its children (the
+     * expected positions by parent hash). The database checks the version, so this rank's part is
+     * exact; the other ranks' maps are as this replica last wrote or read them (see {@link
+     * #applied}). Null when a map is missing (dropped after a failure) or the bank has no such rank.
      */
     synchronized @Nullable Plan plan(int rank, BatchEffect effect, Map<Long, Integer> expectedParents) {
         int own = indexOf(rank);
         if (own < 0) {
             return null;
         }
-        long[] versions = new long[ranks.length];
-        for (int r = 0; r < ranks.length; r++) {
-            RankMap map = maps[r];
+        for (RankMap map : maps) {
             if (map == null) {
                 return null;
             }
-            versions[r] = map.version;
         }
         RankMap mine = maps[own];
         List<long[]> owned = new ArrayList<>();
@@ -76,7 +75,7 @@ final class BankMaps {
             ownHashes[i] = owned.get(i)[0];
             ownSlots[i] = (int) owned.get(i)[1];
         }
-        return new Plan(rank, ranks.clone(), versions, ownHashes, ownSlots, misplaced, contradicted);
+        return new Plan(rank, mine.version, ownHashes, ownSlots, misplaced, contradicted);
     }
 
     /** The position the rank holds {@code hash} at, or null. */
@@ -93,17 +92,20 @@ final class BankMaps {
     /**
      * Applies a committed write of {@code plan}'s batch to the rank's map, which moves to the next
      * version; a map that moved since the plan was made is dropped instead (read again when next
-     * needed).
+     * needed). True when, now, another rank's map holds one of the stored hashes at another slot: a
+     * placement disagreement the plan could not see, because that rank's batch committed while this
+     * one was in flight (of two such batches, the one applied second finds the other's block, as
+     * both apply here one at a time). The caller then has the bank checked under its lock.
      */
-    synchronized void applied(Plan plan, BatchEffect effect) {
+    synchronized boolean applied(Plan plan, BatchEffect effect) {
         int own = indexOf(plan.rank());
         RankMap map = own < 0 ? null : maps[own];
         if (map == null) {
-            return;
+            return false;
         }
-        if (map.version != plan.versions()[own]) {
+        if (map.version != plan.version()) {
             maps[own] = null;
-            return;
+            return false;
         }
         for (int slot : plan.ownSlots()) {
             map.clear(slot);
@@ -115,16 +117,26 @@ final class BankMaps {
             map.store(b.slot(), b.seqHash(), b.position());
         }
         map.version++;
-    }
-
-    /** Whether a rank's map moved (or went) since {@code plan} was made from these maps. */
-    synchronized boolean movedSince(Plan plan) {
-        for (int r = 0; r < ranks.length; r++) {
-            if (maps[r] == null || maps[r].version != plan.versions()[r]) {
-                return true;
+        if (plan.misplaced()) {
+            return false; // already a disagreement the write reported
+        }
+        for (InventoryBlock b : effect.stored.values()) {
+            for (int r = 0; r < ranks.length; r++) {
+                if (r != own && maps[r] != null) {
+                    int elsewhere = maps[r].slotOf(b.seqHash());
+                    if (elsewhere >= 0 && elsewhere != b.slot()) {
+                        return true;
+                    }
+                }
             }
         }
         return false;
+    }
+
+    /** Whether the plan's rank map moved (or went) since {@code plan} was made from these maps. */
+    synchronized boolean movedSince(Plan plan) {
+        int own = indexOf(plan.rank());
+        return own < 0 || maps[own] == null || maps[own].version != plan.version();
     }
 
     /** Whether every rank's map is there and at the version the database holds ({@code versions} by rank). */
@@ -151,15 +163,14 @@ final class BankMaps {
     }
 
     /**
-     * A batch's view of the maps: the versions (by rank, in {@code ranks} order) it was made from,
-     * the slots the rank holds the batch's stored or removed hashes at, whether another rank holds
-     * a stored hash at another slot, and a parent outside the batch whose position contradicts its
-     * children (null if none).
+     * A batch's view of the maps: the version of its rank's map it was made from, the slots the rank
+     * holds the batch's stored or removed hashes at, whether another rank holds a stored hash at
+     * another slot, and a parent outside the batch whose position contradicts its children (null if
+     * none).
      */
     record Plan(
             int rank,
-            int[] ranks,
-            long[] versions,
+            long version,
             long[] ownHashes,
             int[] ownSlots,
             boolean misplaced,

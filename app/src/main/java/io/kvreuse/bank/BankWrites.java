@@ -105,17 +105,10 @@ class BankWrites {
                 .doFinally(signal -> maps.forget(bankId));
     }
 
-    /** A plan's arguments: every rank's map version, this rank's slots of the batch's hashes, placement. */
+    /** A plan's arguments: the rank's map version, its slots of the batch's hashes, placement. */
     private static DatabaseClient.GenericExecuteSpec bindPlan(
             DatabaseClient.GenericExecuteSpec spec, BankMaps.Plan plan) {
-        ArrayLiteral ranks = new ArrayLiteral(ArrayLiteral.Type.INTEGER, plan.ranks().length, 2);
-        ArrayLiteral versions = new ArrayLiteral(ArrayLiteral.Type.BIGINT, plan.versions().length, 8);
-        for (int i = 0; i < plan.ranks().length; i++) {
-            ranks.add(plan.ranks()[i]);
-            versions.add(plan.versions()[i]);
-        }
-        return spec.bind("ranks", ranks.build())
-                .bind("versions", versions.build())
+        return spec.bind("version", plan.version())
                 .bind(
                         "ownHashes",
                         new ArrayLiteral(ArrayLiteral.Type.BIGINT, plan.ownHashes().length, 20)
@@ -266,16 +259,16 @@ class BankWrites {
                     .bind("origin", origin.id())
                     .map((row, meta) -> {
                         Long seq = row.get("applied_seq", Long.class);
-                        return new Alone(
-                                true,
+                        return java.util.Optional.ofNullable(
                                 seq == null
                                         ? null
                                         : new BankChanged.Appended(seq, row.get("applied_blocks", String.class)));
                     })
                     .one()
-                    .doOnNext(applied -> bank.applied(plan, c.effect()))
+                    .map(appended -> new Alone(true, appended.orElse(null), bank.applied(plan, c.effect())))
                     .onErrorResume(e -> LEFT_TO_TRANSACTION.equals(sqlState(e)), e -> Mono.just(Alone.LEFT))
                     .onErrorResume(e -> STALE_MAPS.equals(sqlState(e)), e -> {
+                        maps.refused();
                         if (attempt >= ATTEMPTS) {
                             maps.forget(c.bankId());
                             return Mono.just(Alone.LEFT);
@@ -290,11 +283,13 @@ class BankWrites {
     }
 
     /**
-     * What {@link #applyAlone} did: whether it applied the batch (else it wrote nothing), and the feed
-     * row it appended (none when the batch changed no block's eligibility).
+     * What {@link #applyAlone} did: whether it applied the batch (else it wrote nothing), the feed
+     * row it appended (none when the batch changed no block's eligibility), and whether another
+     * rank's batch committed meanwhile holds one of its blocks at another slot ({@link
+     * BankMaps#applied}: the bank's placement is then checked under its lock).
      */
-    record Alone(boolean applied, BankChanged.@org.jspecify.annotations.Nullable Appended appended) {
-        static final Alone LEFT = new Alone(false, null);
+    record Alone(boolean applied, BankChanged.@org.jspecify.annotations.Nullable Appended appended, boolean misplaced) {
+        static final Alone LEFT = new Alone(false, null, false);
     }
 
     /** SQLSTATE of {@code kvreuse_ingest_batch} for a batch it leaves to the general transaction. */
@@ -317,8 +312,8 @@ class BankWrites {
     private static final String ALONE = """
             SELECT applied_seq, applied_blocks FROM kvreuse_ingest_batch(:id, :rank, :subject, :host::text, :first, :last, :hashes::bigint[],
                                         :parents::bigint[], :positions::int[], :slots::int[], :lineages::text[],
-                                        :removed::bigint[], :clears, :seq::bigint, :maxSlot, :ranks::int[], :versions::bigint[],
-                                        :ownHashes::bigint[], :ownSlots::int[], :misplaced, :channel, :lockWait, :bound, :origin)
+                                        :removed::bigint[], :clears, :seq::bigint, :maxSlot, :version, :ownHashes::bigint[],
+                                        :ownSlots::int[], :misplaced, :channel, :lockWait, :bound, :origin)
             """;
 
     /** Where an event batch leaves the rank's stream: the last applied id and what it adds to the counters. */
@@ -335,8 +330,8 @@ class BankWrites {
             WITH w AS (
                 SELECT * FROM kvreuse_bank_write(:id, :rank, CAST(:tp AS INTEGER), :hashes::bigint[], :parents::bigint[],
                                                  :positions::int[], :slots::int[], :lineages::text[], :removed::bigint[],
-                                                 :ranks::int[], :versions::bigint[], :ownHashes::bigint[], :ownSlots::int[],
-                                                 :misplaced, :channel, :payload, '')
+                                                 :version, :ownHashes::bigint[], :ownSlots::int[], :misplaced, :channel,
+                                                 :payload, '')
             ), part AS (
                 UPDATE bank_part SET last_event_id = :last, native_clears = native_clears + :clears, events_started = TRUE,
                                      source_sequence = coalesce(:seq::bigint, source_sequence),

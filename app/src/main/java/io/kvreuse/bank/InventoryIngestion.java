@@ -174,6 +174,15 @@ class InventoryIngestion {
                         // a batch that changed no block's eligibility appended no feed row: nothing to apply
                         events.publishEvent(new BankChanged(bankId, applied.appended()));
                     }
+                    if (applied.misplaced()) {
+                        // after the answer, on its own; a failure leaves it to the next batch or snapshot
+                        checkPlacement(bankId, caller.actor())
+                                .subscribe(
+                                        null,
+                                        e -> org.apache.commons.logging.LogFactory.getLog(InventoryIngestion.class)
+                                                .warn("placement check of bank " + bankId + " failed: "
+                                                        + e.getMessage()));
+                    }
                     return new Applied(last, unplaced);
                 });
     }
@@ -241,6 +250,28 @@ class InventoryIngestion {
                         AuditEntry.action(actor, "bank", bank.bankId().toString(), "EVENT_GAP")
                                 .withDetail(Map.of("rank", rank, "expectedEventId", expected))))
                 .thenReturn(new Outcome(expected - 1, BankExceptions.gap(bank.bankId(), rank, expected)));
+    }
+
+    /**
+     * Checks, under the bank's lock, whether its ranks hold one hash at different slots or with
+     * different positions, parents or lineages, and marks the disagreement (unpublishing the bank) if
+     * so: after a one-call batch whose block another rank's concurrent batch placed elsewhere, which
+     * neither call could see. True when it marked one.
+     */
+    Mono<Boolean> checkPlacement(UUID bankId, String actor) {
+        ChangeSet changes = new ChangeSet();
+        return store.bank(bankId, true)
+                .filter(bank -> bank.state() != BankState.DROPPED && !bank.disagreement())
+                .flatMap(bank -> writes.anyDisagreement(bankId)
+                        .filter(Boolean::booleanValue)
+                        .flatMap(bad -> markDisagreement(bank, true, actor)
+                                .then(store.refreshPublication(bankId, actor, changes))
+                                .then(Mono.defer(() -> store.appendFeed(bankId, changes)))
+                                .thenReturn(true)))
+                .as(tx::transactional)
+                .as(this::bounded)
+                .doOnNext(marked -> events.publishEvent(new BankChanged(bankId)))
+                .defaultIfEmpty(false);
     }
 
     private Mono<Void> markDisagreement(BankStore.BankRow bank, boolean disagrees, String actor) {

@@ -26,12 +26,17 @@ class RankMaps {
     private final DatabaseClient db;
     private final Map<UUID, BankMaps> banks = new ConcurrentHashMap<>();
     private final Counter loads;
+    private final Counter stale;
 
     RankMaps(DatabaseClient db, MeterRegistry meters) {
         this.db = db;
         this.loads = Counter.builder("kvreuse.inventory.rank.maps.loads")
                 .description("banks whose rank maps this replica read from their pages: first use, or maps another"
                         + " writer, a snapshot or a reset had moved")
+                .register(meters);
+        this.stale = Counter.builder("kvreuse.inventory.rank.maps.stale")
+                .description("one-call writes refused because a rank's page_version had moved since their plan"
+                        + " (then planned again)")
                 .register(meters);
         Gauge.builder("kvreuse.inventory.rank.maps.banks", banks, Map::size)
                 .description("banks whose rank maps this replica keeps")
@@ -63,6 +68,11 @@ class RankMaps {
                 .all()
                 .collectMap(Map.Entry::getKey, Map.Entry::getValue)
                 .flatMap(versions -> kept.current(versions) ? Mono.just(kept) : load(bankId, 0));
+    }
+
+    /** Counts a write refused for maps that had moved ({@code KVR02}). */
+    void refused() {
+        stale.increment();
     }
 
     /** Drops the bank's maps (they are read again when next needed). */

@@ -114,6 +114,40 @@ class BankPagesIntegrationTests {
         assertThat(rows(bankId)).startsWith("0/" + Long.toString(chain[0]) + "/0/4");
     }
 
+    @Autowired
+    InventoryIngestion ingestion;
+
+    @Test
+    void aPlacementCheckFindsRanksHoldingOneHashAtDifferentSlotsAndUnpublishesTheBank() {
+        String bankId = fleet.bank(decode, 2, 64);
+        long[] chain = Fleet.chain(2);
+        fleet.post("/api/v1/banks/" + bankId + "/events", decode.token(), events(0, 1, stored(chain, 0)), 200);
+        fleet.post("/api/v1/banks/" + bankId + "/events", decode.token(), events(1, 1, stored(chain, 0)), 200);
+        assertThat(ingestion.checkPlacement(UUID.fromString(bankId), "test").block(Duration.ofSeconds(20)))
+                .isFalse();
+        assertThat(disagreement(bankId)).as("ranks that agree are left alone").isFalse();
+        // rank 1 as an engine whose batch raced rank 0's: the second block one slot further on
+        db.sql("""
+                        UPDATE bank_page SET hashes[3] = hashes[2], positions[3] = positions[2], parents[3] = parents[2],
+                                             hashes[2] = 0, positions[2] = -1, parents[2] = NULL
+                        WHERE bank_id = :b AND rank = 1 AND page = 0
+                        """).bind("b", UUID.fromString(bankId)).then().block(Duration.ofSeconds(5));
+        assertThat(ingestion.checkPlacement(UUID.fromString(bankId), "test").block(Duration.ofSeconds(20)))
+                .isTrue();
+        assertThat(disagreement(bankId)).isTrue();
+        assertThat(fleet.get("/api/v1/banks/" + bankId, decode.token()))
+                .containsEntry("state", "UNPUBLISHED")
+                .containsEntry("unpublishedReason", "RANK_DISAGREEMENT");
+    }
+
+    private boolean disagreement(String bankId) {
+        return Boolean.TRUE.equals(db.sql("SELECT rank_disagreement FROM retained_bank WHERE bank_id = :b")
+                .bind("b", UUID.fromString(bankId))
+                .map((row, meta) -> row.get("rank_disagreement", Boolean.class))
+                .one()
+                .block(Duration.ofSeconds(5)));
+    }
+
     private double loads() {
         return meters.counter("kvreuse.inventory.rank.maps.loads").count();
     }

@@ -114,11 +114,14 @@ public final class KvEventsBenchmark {
                     double batches = ingested1.getOrDefault("applied", 0.0) - ingested0.getOrDefault("applied", 0.0);
                     double oneCall = ingested1.getOrDefault("oneCall", 0.0) - ingested0.getOrDefault("oneCall", 0.0);
                     double blocks = ingested1.getOrDefault("stored", 0.0) - ingested0.getOrDefault("stored", 0.0);
+                    double mapLoads = ingested1.getOrDefault("mapLoads", 0.0) - ingested0.getOrDefault("mapLoads", 0.0);
+                    double stale = ingested1.getOrDefault("stale", 0.0) - ingested0.getOrDefault("stale", 0.0);
                     System.out.printf(
                             "throughput: cores busy: control plane %.2f (its JIT compilers %.2f), PostgreSQL %.2f,"
                                     + " this JVM (publishers, bridge) %.2f; %.0f applied batches, %.0f of them in one call,"
                                     + " %.0f blocks stored a batch; CPU per 1,024 stored blocks: control plane %.1f ms,"
-                                    + " PostgreSQL %.1f ms%n",
+                                    + " PostgreSQL %.1f ms; rank maps: %.0f one-call writes planned again, %.0f bank"
+                                    + " reads%n",
                             (cpu1[0] - cpu0[0]) / wall,
                             (cpu1[2] - cpu0[2]) / wall,
                             (cpu1[1] - cpu0[1]) / wall,
@@ -127,7 +130,9 @@ public final class KvEventsBenchmark {
                             oneCall,
                             batches == 0 ? 0 : blocks / batches,
                             blocks == 0 ? 0 : (cpu1[0] - cpu0[0]) * 1000 * 1024 / blocks,
-                            blocks == 0 ? 0 : (cpu1[1] - cpu0[1]) * 1000 * 1024 / blocks);
+                            blocks == 0 ? 0 : (cpu1[1] - cpu0[1]) * 1000 * 1024 / blocks,
+                            stale,
+                            mapLoads);
                 }
                 if (phases.contains("lag")) {
                     for (int rate : lagRates) {
@@ -169,7 +174,8 @@ public final class KvEventsBenchmark {
 
     private static final java.util.regex.Pattern INGESTION_COUNTER = java.util.regex.Pattern.compile(
             "^kvreuse_inventory_(batches_one_call_total(?:\\{[^}]*})?|batches_total\\{[^}]*outcome=\"applied\"[^}]*}"
-                    + "|blocks_total\\{[^}]*kind=\"stored\"[^}]*})\\s+([0-9.eE+]+)$",
+                    + "|blocks_total\\{[^}]*kind=\"stored\"[^}]*}|rank_maps_loads_total(?:\\{[^}]*})?"
+                    + "|rank_maps_stale_total(?:\\{[^}]*})?)\\s+([0-9.eE+]+)$",
             java.util.regex.Pattern.MULTILINE);
 
     /** The control plane's ingestion counters: applied batches, those in one call, stored blocks. */
@@ -180,9 +186,14 @@ public final class KvEventsBenchmark {
         Map<String, Double> counters = new java.util.HashMap<>();
         java.util.regex.Matcher m = INGESTION_COUNTER.matcher(body);
         while (m.find()) {
-            String key = m.group(1).startsWith("batches_one_call")
+            String g = m.group(1);
+            String key = g.startsWith("batches_one_call")
                     ? "oneCall"
-                    : m.group(1).startsWith("batches_total") ? "applied" : "stored";
+                    : g.startsWith("batches_total")
+                            ? "applied"
+                            : g.startsWith("rank_maps_loads")
+                                    ? "mapLoads"
+                                    : g.startsWith("rank_maps_stale") ? "stale" : "stored";
             counters.merge(key, Double.parseDouble(m.group(2)), Double::sum);
         }
         return counters;
