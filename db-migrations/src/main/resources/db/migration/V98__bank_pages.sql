@@ -4,8 +4,10 @@
 -- another (each with a heap tuple and two B-tree entries: most of what ingestion cost). No row per
 -- block remains, so nothing in PostgreSQL looks a block up by its hash: the control plane replica
 -- that writes a bank keeps each rank's hash -> slot map (bank.RankMaps), loaded from the pages and
--- versioned by the rank's page_version, which every write of the rank's pages moves; a write
--- names the version of its rank's map and is refused (SQLSTATE KVR02) when it has moved since, and
+-- versioned by the rank's page_version, which every write of the rank's pages sets to a new value
+-- of the sequence bank_page_version (never the same twice, so a write that rolled back leaves no
+-- version that a later write could take again with other contents); a write names the version of
+-- its rank's map and is refused (SQLSTATE KVR02) when it has moved since, and
 -- names the slots the map gives for the hashes it stores again or removes, which the write checks
 -- against the pages. bank_block stays, as a view with its old columns, for every reader. Only the
 -- functions below and the lease writer's pin fragment (BlockPins) write the pages.
@@ -34,6 +36,7 @@ ALTER TABLE bank_page ALTER hashes SET STORAGE PLAIN, ALTER parents SET STORAGE 
 ALTER TABLE bank_page SET (autovacuum_vacuum_scale_factor = 0.05);
 
 ALTER TABLE bank_part ADD COLUMN page_version BIGINT NOT NULL DEFAULT 0;
+CREATE SEQUENCE bank_page_version;
 
 -- Pages exist for the slot ranges a rank has written: a bank may be declared with up to 10,000,000
 -- slots a rank and use a fraction of them. The missing ones of p_pages are created empty (the last
@@ -84,8 +87,8 @@ WHERE p.positions[e.i] >= 0;
 -- again at its own slot. A store is agreed when every other rank holds the same block (hash,
 -- position, parent, lineage) at its slot; the same hash there with another position, parent or
 -- lineage is a disagreement. The STORE and REMOVE ops go into the bank's change feed with a NOTIFY
--- of p_payload || seq || p_suffix on p_channel. The caller moves the rank's page_version by one in
--- the same transaction. Pages are locked in ascending order, as the pin statements lock them.
+-- of p_payload || seq || p_suffix on p_channel. The caller gives the rank a new page_version
+-- (nextval('bank_page_version')) in the same transaction. Pages are locked in ascending order, as the pin statements lock them.
 CREATE FUNCTION kvreuse_bank_write(
     p_bank UUID, p_rank INTEGER, p_tp INTEGER,
     p_hashes BIGINT[], p_parents BIGINT[], p_positions INTEGER[], p_slots INTEGER[], p_lineages TEXT[],
@@ -271,7 +274,7 @@ $$;
 -- parents' positions now checked by the caller from its map before the call), the write by
 -- kvreuse_bank_write; a pinned block or a new disagreement is left to the general transaction
 -- (KVR01), stale maps are answered KVR02, in both cases having written nothing (the call is one
--- statement). V95's functions go: the previous release's replicas cannot share the pages.
+-- statement). The answer carries the rank's new page_version. V95's functions go: the previous release's replicas cannot share the pages.
 DROP FUNCTION kvreuse_ingest_batch(UUID, INTEGER, TEXT, TEXT, BIGINT, BIGINT, BIGINT[], BIGINT[], INTEGER[], INTEGER[],
                                    TEXT[], BIGINT[], BIGINT, BIGINT, INTEGER, BIGINT[], INTEGER[], TEXT, TEXT, TEXT);
 DROP FUNCTION kvreuse_ingest_batch(UUID, INTEGER, TEXT, TEXT, BIGINT, BIGINT, BIGINT[], BIGINT[], INTEGER[], INTEGER[],
@@ -283,13 +286,14 @@ CREATE FUNCTION kvreuse_ingest_batch(
     p_removed BIGINT[], p_clears BIGINT, p_source_sequence BIGINT, p_max_slot INTEGER,
     p_version BIGINT, p_own_hashes BIGINT[], p_own_slots INTEGER[], p_misplaced BOOLEAN,
     p_channel TEXT, p_lock_wait_ms TEXT, p_bound_ms TEXT, p_origin TEXT)
-RETURNS TABLE (applied_seq BIGINT, applied_blocks TEXT) LANGUAGE plpgsql VOLATILE AS $$
+RETURNS TABLE (applied_seq BIGINT, applied_blocks TEXT, new_version BIGINT) LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     bank RECORD;
     own RECORD;
     parts RECORD;
     part RECORD;
     w RECORD;
+    v_version BIGINT;
 BEGIN
     PERFORM set_config('lock_timeout', p_lock_wait_ms, TRUE);
     SELECT capacity_blocks, state, unpublished_reason, rank_disagreement, incarnation_id INTO bank
@@ -326,9 +330,10 @@ BEGIN
     END IF;
     UPDATE bank_part SET last_event_id = p_last, native_clears = native_clears + p_clears, events_started = TRUE,
                          source_sequence = coalesce(p_source_sequence, source_sequence),
-                         page_version = page_version + 1
-    WHERE bank_id = p_bank AND rank = p_rank;
-    RETURN QUERY SELECT w.applied_seq, w.applied_blocks;
+                         page_version = nextval('bank_page_version')
+    WHERE bank_id = p_bank AND rank = p_rank
+    RETURNING bank_part.page_version INTO v_version;
+    RETURN QUERY SELECT w.applied_seq, w.applied_blocks, v_version;
 END;
 $$;
 
@@ -367,7 +372,7 @@ BEGIN
           WHERE o.bank_id = p_bank AND o.rank = p_rank
           GROUP BY o.page) AS x
     WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = x.page;
-    UPDATE bank_part SET page_version = page_version + 1 WHERE bank_id = p_bank AND rank = p_rank;
+    UPDATE bank_part SET page_version = nextval('bank_page_version') WHERE bank_id = p_bank AND rank = p_rank;
     RETURN NULL;
 END;
 $$;
@@ -380,7 +385,7 @@ CREATE FUNCTION kvreuse_bank_clear(p_bank UUID) RETURNS VOID LANGUAGE sql VOLATI
                            positions = array_fill(-1, ARRAY[cardinality(g.hashes)]),
                            lineages = NULL, pins = array_fill(0, ARRAY[cardinality(g.hashes)])
     WHERE g.bank_id = p_bank AND NOT (g.positions <@ ARRAY[-1]);
-    UPDATE bank_part SET page_version = page_version + 1 WHERE bank_id = p_bank;
+    UPDATE bank_part SET page_version = nextval('bank_page_version') WHERE bank_id = p_bank;
 $$;
 
 -- a page's pin counts with p_n added at the elements p_idx (each listed once) that hold p_hash,

@@ -90,14 +90,15 @@ final class BankMaps {
     }
 
     /**
-     * Applies a committed write of {@code plan}'s batch to the rank's map, which moves to the next
-     * version; a map that moved since the plan was made is dropped instead (read again when next
-     * needed). True when, now, another rank's map holds one of the stored hashes at another slot: a
+     * Applies a write of {@code plan}'s batch to the rank's map, which takes the version the write set
+     * ({@code newVersion}); a map that moved since the plan was made is dropped instead (read again
+     * when next needed). A write inside a transaction that later rolls back leaves the map at a
+     * version the rank never has, so the next plan from it is refused and the maps are read again. True when, now, another rank's map holds one of the stored hashes at another slot: a
      * placement disagreement the plan could not see, because that rank's batch committed while this
      * one was in flight (of two such batches, the one applied second finds the other's block, as
      * both apply here one at a time). The caller then has the bank checked under its lock.
      */
-    synchronized boolean applied(Plan plan, BatchEffect effect) {
+    synchronized boolean applied(Plan plan, BatchEffect effect, long newVersion) {
         int own = indexOf(plan.rank());
         RankMap map = own < 0 ? null : maps[own];
         if (map == null) {
@@ -116,7 +117,7 @@ final class BankMaps {
         for (InventoryBlock b : effect.stored.values()) {
             map.store(b.slot(), b.seqHash(), b.position());
         }
-        map.version++;
+        map.version = newVersion;
         if (plan.misplaced()) {
             return false; // already a disagreement the write reported
         }

@@ -74,35 +74,39 @@ class BankWrites {
             UUID bankId, int rank, int tp, BatchEffect effect, StreamPosition part, ChangeSet changes) {
         Stored stored = Stored.of(effect);
         PgArray removed = bigints(effect.removed);
-        // inside the caller's transaction, which may still roll back: the maps are read afresh under
-        // the bank's lock and dropped afterwards rather than kept in step with a write not yet durable
-        return maps.current(bankId)
-                .map(bank -> java.util.Objects.requireNonNull(bank.plan(rank, effect, Map.of()), "rank maps"))
-                .flatMap(plan -> bindPlan(db.sql(EVENTS), plan)
-                        .bind("id", bankId)
-                        .bind("rank", rank)
-                        .bind("tp", (long) tp)
-                        .bind("hashes", stored.hashes())
-                        .bind("parents", stored.parents())
-                        .bind("positions", stored.positions())
-                        .bind("slots", stored.slots())
-                        .bind("lineages", stored.lineages())
-                        .bind("removed", removed)
-                        .bind("last", part.lastEventId())
-                        .bind("clears", part.nativeClears())
-                        .bind("seq", io.kvreuse.store.Sql.orNull(part.sourceSequence(), Long.class))
-                        .bind("channel", PgNotifications.INVENTORY)
-                        .bind("payload", bankId + ":")
-                        .map((row, meta) -> {
-                            Long pinned = row.get("pinned", Long.class);
-                            if (pinned != null) {
-                                throw BankExceptions.pinned(pinned);
-                            }
-                            boolean disagrees = Boolean.TRUE.equals(row.get("disagrees", Boolean.class));
-                            return new Written(disagrees, BankStore.publication(row, disagrees));
-                        })
-                        .one())
-                .doFinally(signal -> maps.forget(bankId));
+        // inside the caller's transaction, holding the bank's lock: the maps are checked against the
+        // database first, and follow the write to the version it sets. If the transaction rolls back,
+        // that version never becomes the rank's (each is a new sequence value), so the next write
+        // planned from these maps is refused and reads them again.
+        return maps.current(bankId).flatMap(bank -> {
+            BankMaps.Plan plan = java.util.Objects.requireNonNull(bank.plan(rank, effect, Map.of()), "rank maps");
+            return bindPlan(db.sql(EVENTS), plan)
+                    .bind("id", bankId)
+                    .bind("rank", rank)
+                    .bind("tp", (long) tp)
+                    .bind("hashes", stored.hashes())
+                    .bind("parents", stored.parents())
+                    .bind("positions", stored.positions())
+                    .bind("slots", stored.slots())
+                    .bind("lineages", stored.lineages())
+                    .bind("removed", removed)
+                    .bind("last", part.lastEventId())
+                    .bind("clears", part.nativeClears())
+                    .bind("seq", io.kvreuse.store.Sql.orNull(part.sourceSequence(), Long.class))
+                    .bind("channel", PgNotifications.INVENTORY)
+                    .bind("payload", bankId + ":")
+                    .map((row, meta) -> {
+                        Long pinned = row.get("pinned", Long.class);
+                        if (pinned != null) {
+                            throw BankExceptions.pinned(pinned);
+                        }
+                        bank.applied(
+                                plan, effect, java.util.Objects.requireNonNull(row.get("new_version", Long.class)));
+                        boolean disagrees = Boolean.TRUE.equals(row.get("disagrees", Boolean.class));
+                        return new Written(disagrees, BankStore.publication(row, disagrees));
+                    })
+                    .one();
+        });
     }
 
     /** A plan's arguments: the rank's map version, its slots of the batch's hashes, placement. */
@@ -259,13 +263,13 @@ class BankWrites {
                     .bind("origin", origin.id())
                     .map((row, meta) -> {
                         Long seq = row.get("applied_seq", Long.class);
-                        return java.util.Optional.ofNullable(
-                                seq == null
-                                        ? null
-                                        : new BankChanged.Appended(seq, row.get("applied_blocks", String.class)));
+                        BankChanged.Appended appended = seq == null
+                                ? null
+                                : new BankChanged.Appended(seq, row.get("applied_blocks", String.class));
+                        long version = java.util.Objects.requireNonNull(row.get("new_version", Long.class));
+                        return new Alone(true, appended, bank.applied(plan, c.effect(), version));
                     })
                     .one()
-                    .map(appended -> new Alone(true, appended.orElse(null), bank.applied(plan, c.effect())))
                     .onErrorResume(e -> LEFT_TO_TRANSACTION.equals(sqlState(e)), e -> Mono.just(Alone.LEFT))
                     .onErrorResume(e -> STALE_MAPS.equals(sqlState(e)), e -> {
                         maps.refused();
@@ -310,7 +314,7 @@ class BankWrites {
     }
 
     private static final String ALONE = """
-            SELECT applied_seq, applied_blocks FROM kvreuse_ingest_batch(:id, :rank, :subject, :host::text, :first, :last, :hashes::bigint[],
+            SELECT applied_seq, applied_blocks, new_version FROM kvreuse_ingest_batch(:id, :rank, :subject, :host::text, :first, :last, :hashes::bigint[],
                                         :parents::bigint[], :positions::int[], :slots::int[], :lineages::text[],
                                         :removed::bigint[], :clears, :seq::bigint, :maxSlot, :version, :ownHashes::bigint[],
                                         :ownSlots::int[], :misplaced, :channel, :lockWait, :bound, :origin)
@@ -335,10 +339,11 @@ class BankWrites {
             ), part AS (
                 UPDATE bank_part SET last_event_id = :last, native_clears = native_clears + :clears, events_started = TRUE,
                                      source_sequence = coalesce(:seq::bigint, source_sequence),
-                                     page_version = page_version + 1
+                                     page_version = nextval('bank_page_version')
                 WHERE bank_id = :id AND rank = :rank AND (SELECT pinned FROM w) IS NULL
+                RETURNING page_version
             )
-            SELECT w.pinned, w.disagrees,
+            SELECT w.pinned, w.disagrees, (SELECT page_version FROM part) AS new_version,
                    b.state, b.unpublished_reason, b.rank_disagreement, o.state AS owner_state,
                    (SELECT bool_and(p.ready) FROM bank_part p WHERE p.bank_id = :id) AS all_ready,
                    (SELECT bool_or(p.needs_snapshot) FROM bank_part p WHERE p.bank_id = :id) AS any_gap

@@ -24,8 +24,9 @@ class BankMapsTests {
         BankMaps.Plan first = maps.plan(0, stores(77, 3), Map.of());
         assertThat(first.version()).isEqualTo(4);
         assertThat(first.ownSlots()).isEmpty();
-        assertThat(maps.applied(first, stores(77, 3))).isFalse();
-        // stored again elsewhere: the plan names its old slot, from the map the write moved to version 5
+        assertThat(maps.applied(first, stores(77, 3), 5)).isFalse();
+        // stored again elsewhere: the plan names its old slot, from the map the write moved to version 5 (a new
+        // sequence value in the database; any number here)
         BankMaps.Plan again = maps.plan(0, stores(77, 8), Map.of());
         assertThat(again.version()).isEqualTo(5);
         assertThat(again.ownHashes()).containsExactly(77L);
@@ -36,7 +37,7 @@ class BankMapsTests {
     @Test
     void anotherRanksBlockAtAnotherSlotIsAMisplacementBeforeOrAfterTheWrite() {
         BankMaps maps = twoRanks();
-        maps.applied(maps.plan(1, stores(77, 5), Map.of()), stores(77, 5));
+        maps.applied(maps.plan(1, stores(77, 5), Map.of()), stores(77, 5), 10);
         assertThat(maps.plan(0, stores(77, 7), Map.of()).misplaced())
                 .as("seen by the plan")
                 .isTrue();
@@ -51,10 +52,10 @@ class BankMapsTests {
         BankMaps.Plan rank1 = racing.plan(1, stores(77, 5), Map.of());
         assertThat(rank0.misplaced()).isFalse();
         assertThat(rank1.misplaced()).isFalse();
-        assertThat(racing.applied(rank1, stores(77, 5)))
+        assertThat(racing.applied(rank1, stores(77, 5), 10))
                 .as("applied first: nothing to see yet")
                 .isFalse();
-        assertThat(racing.applied(rank0, stores(77, 7)))
+        assertThat(racing.applied(rank0, stores(77, 7), 11))
                 .as("applied second: the disagreement")
                 .isTrue();
     }
@@ -63,9 +64,9 @@ class BankMapsTests {
     void aMapThatMovedSinceThePlanIsDroppedNotFollowed() {
         BankMaps maps = twoRanks();
         BankMaps.Plan stale = maps.plan(0, stores(77, 3), Map.of());
-        maps.applied(maps.plan(0, stores(78, 4), Map.of()), stores(78, 4));
+        maps.applied(maps.plan(0, stores(78, 4), Map.of()), stores(78, 4), 12);
         assertThat(maps.movedSince(stale)).isTrue();
-        assertThat(maps.applied(stale, stores(77, 3))).isFalse();
+        assertThat(maps.applied(stale, stores(77, 3), 13)).isFalse();
         assertThat(maps.plan(0, stores(79, 5), Map.of()))
                 .as("read again before the next plan")
                 .isNull();
@@ -74,7 +75,7 @@ class BankMapsTests {
     @Test
     void aParentThatContradictsItsChildrenIsNamed() {
         BankMaps maps = twoRanks();
-        maps.applied(maps.plan(0, stores(70, 1), Map.of()), stores(70, 1)); // position 0
+        maps.applied(maps.plan(0, stores(70, 1), Map.of()), stores(70, 1), 14); // position 0
         assertThat(maps.plan(0, stores(71, 2), Map.of(70L, 0)).contradictedParent())
                 .isNull();
         assertThat(maps.plan(0, stores(71, 2), Map.of(70L, 3)).contradictedParent())

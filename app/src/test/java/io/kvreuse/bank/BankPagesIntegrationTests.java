@@ -118,6 +118,32 @@ class BankPagesIntegrationTests {
     InventoryIngestion ingestion;
 
     @Test
+    void theGeneralTransactionKeepsTheMapsInStepInsteadOfDroppingThem() {
+        String bankId = fleet.bank(decode, 2, 64);
+        long[] chain = Fleet.chain(3);
+        fleet.post(
+                "/api/v1/banks/" + bankId + "/events",
+                decode.token(),
+                events(0, 1, stored(new long[] {chain[0]}, 0)),
+                200);
+        double loaded = loads();
+        // no position, and its parent stored by an earlier batch: only the general transaction places it
+        Map<String, Object> child = new java.util.LinkedHashMap<>();
+        child.put("seqHash", Long.toUnsignedString(chain[1]));
+        child.put("parentHash", Long.toUnsignedString(chain[0]));
+        child.put("slot", 1);
+        fleet.post(
+                "/api/v1/banks/" + bankId + "/events",
+                decode.token(),
+                events(0, 2, Map.of("type", "STORED", "blocks", List.of(child))),
+                200);
+        // the one-call path again, planned from the maps the general transaction left
+        fleet.post("/api/v1/banks/" + bankId + "/events", decode.token(), events(0, 3, removed(chain[1])), 200);
+        assertThat(loads()).as("no bank read after the first").isEqualTo(loaded);
+        assertThat(rows(bankId)).isEqualTo("0/%s/0/0".formatted(Long.toString(chain[0])));
+    }
+
+    @Test
     void aPlacementCheckFindsRanksHoldingOneHashAtDifferentSlotsAndUnpublishesTheBank() {
         String bankId = fleet.bank(decode, 2, 64);
         long[] chain = Fleet.chain(2);
