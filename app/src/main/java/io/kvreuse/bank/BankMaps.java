@@ -15,6 +15,9 @@ import org.jspecify.annotations.Nullable;
 final class BankMaps {
 
     final UUID bankId;
+    /** When a write last planned from or applied to these maps ({@link System#nanoTime()}). */
+    volatile long lastUsed = System.nanoTime();
+
     private final int[] ranks;
     private final @Nullable RankMap[] maps;
 
@@ -33,6 +36,7 @@ final class BankMaps {
      * #applied}). Null when a map is missing (dropped after a failure) or the bank has no such rank.
      */
     synchronized @Nullable Plan plan(int rank, BatchEffect effect, Map<Long, Integer> expectedParents) {
+        lastUsed = System.nanoTime();
         int own = indexOf(rank);
         if (own < 0) {
             return null;

@@ -3,22 +3,25 @@ package io.kvreuse.bank;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
 
 /**
  * The rank maps ({@link BankMaps}) of the banks this replica writes, read from the slot pages when
  * first needed and kept in step by the replica's own writes. About 12 bytes a slot of the pages a
- * rank has written plus 24 a block held; a dropped bank's maps go. A replica that stops writing a
- * bank keeps its maps until it drops or the replica restarts (a bank's writes normally stay with
- * the replica its engines' agent talks to).
+ * rank has written plus 24 a block held. A bank's maps go when this replica drops the bank, and when
+ * no write used them for {@code kvreuse.inventory.rank-maps-idle} (10 minutes): a bank dropped by
+ * another replica, or whose engines' agent now talks to another replica, is not kept for good.
  */
 @Component
 class RankMaps {
@@ -27,9 +30,11 @@ class RankMaps {
     private final Map<UUID, BankMaps> banks = new ConcurrentHashMap<>();
     private final Counter loads;
     private final Counter stale;
+    private final Duration idle;
 
-    RankMaps(DatabaseClient db, MeterRegistry meters) {
+    RankMaps(DatabaseClient db, MeterRegistry meters, @Value("${kvreuse.inventory.rank-maps-idle:10m}") Duration idle) {
         this.db = db;
+        this.idle = idle;
         this.loads = Counter.builder("kvreuse.inventory.rank.maps.loads")
                 .description("banks whose rank maps this replica read from their pages: first use, or maps another"
                         + " writer, a snapshot or a reset had moved")
@@ -68,6 +73,20 @@ class RankMaps {
                 .all()
                 .collectMap(Map.Entry::getKey, Map.Entry::getValue)
                 .flatMap(versions -> kept.current(versions) ? Mono.just(kept) : load(bankId, 0));
+    }
+
+    /** Drops the maps of banks no write used for {@code kvreuse.inventory.rank-maps-idle}. */
+    @Scheduled(fixedDelayString = "${kvreuse.inventory.rank-maps-check:1m}")
+    void dropIdle() {
+        dropIdle(idle);
+    }
+
+    /** Drops the maps of banks no write used for {@code unused}; how many went. */
+    int dropIdle(Duration unused) {
+        long now = System.nanoTime();
+        int before = banks.size();
+        banks.values().removeIf(maps -> now - maps.lastUsed >= unused.toNanos());
+        return before - banks.size();
     }
 
     /** Counts a write refused for maps that had moved ({@code KVR02}). */

@@ -117,6 +117,24 @@ class BankPagesIntegrationTests {
     @Autowired
     InventoryIngestion ingestion;
 
+    @Autowired
+    RankMaps rankMaps;
+
+    @Test
+    void mapsNoWriteUsedForTheIdleTimeGoAndAreReadAgainWhenNeeded() {
+        String bankId = fleet.bank(decode, 2, 64);
+        long[] chain = Fleet.chain(2);
+        fleet.post("/api/v1/banks/" + bankId + "/events", decode.token(), events(0, 1, stored(chain, 0)), 200);
+        assertThat(rankMaps.dropIdle(Duration.ofHours(1))).as("used just now").isZero();
+        double loaded = loads();
+        fleet.post("/api/v1/banks/" + bankId + "/events", decode.token(), events(0, 2, removed(chain[1])), 200);
+        assertThat(loads()).as("kept").isEqualTo(loaded);
+        assertThat(rankMaps.dropIdle(Duration.ZERO)).isPositive();
+        fleet.post("/api/v1/banks/" + bankId + "/events", decode.token(), events(0, 3, removed(chain[0])), 200);
+        assertThat(loads()).as("read again").isGreaterThan(loaded);
+        assertThat(rows(bankId)).isEmpty();
+    }
+
     @Test
     void theGeneralTransactionKeepsTheMapsInStepInsteadOfDroppingThem() {
         String bankId = fleet.bank(decode, 2, 64);
