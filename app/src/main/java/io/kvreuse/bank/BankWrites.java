@@ -38,34 +38,15 @@ class BankWrites {
         return expected;
     }
 
-    /** Parents stored earlier on this rank must sit exactly one position above their children. */
-    Mono<Void> checkParents(UUID bankId, int rank, BatchEffect effect) {
-        Map<Long, Integer> expected = expectedParents(effect);
-        if (expected.isEmpty()) {
-            return Mono.empty();
-        }
-        return maps.current(bankId).flatMap(bank -> {
-            for (Map.Entry<Long, Integer> e : expected.entrySet()) {
-                Integer position = bank.positionOf(rank, e.getKey());
-                if (position != null && !position.equals(e.getValue())) {
-                    return Mono.error(new InvalidRequestException(
-                            ProblemType.POSITION_CONTRADICTS_PARENT,
-                            "the parent " + Long.toUnsignedString(e.getKey()) + " is stored at position " + position
-                                    + ", so its children belong at position " + (position + 1)));
-                }
-            }
-            return Mono.empty();
-        });
-    }
-
     /** What {@link #applyEvents} did: whether ranks now disagree, and the bank's publication as it now stands. */
     record Written(boolean disagrees, Publication publication) {}
 
     /**
-     * Applies the net effect of an event batch in one statement: removes what it removes or
-     * overwrites (refusing to touch a pinned block, then writing nothing), stores the rest, moves the
-     * rank's event position, and computes rank agreement over the touched hashes from the other ranks'
-     * rows and the rows just written. The STORE and REMOVE ops it yields are appended to the bank's
+     * Applies the net effect of an event batch in one statement, after checking from the rank's map
+     * that every parent stored earlier sits one position above its children ({@code
+     * position-contradicts-parent} otherwise, nothing written): removes what it removes or overwrites
+     * (refusing to touch a pinned block, then writing nothing), stores the rest, moves the rank's
+     * event position, and decides rank agreement for the stored blocks from the other ranks' pages. The STORE and REMOVE ops it yields are appended to the bank's
      * change feed by the same statement, with the NOTIFY that wakes the replicas: they are rendered,
      * stored and announced inside PostgreSQL and never travel to the control plane and back. Ops the
      * transaction adds later ({@code changes}, e.g. a publication) follow as the next feed entry.
@@ -79,7 +60,17 @@ class BankWrites {
         // that version never becomes the rank's (each is a new sequence value), so the next write
         // planned from these maps is refused and reads them again.
         return maps.current(bankId).flatMap(bank -> {
-            BankMaps.Plan plan = java.util.Objects.requireNonNull(bank.plan(rank, effect, Map.of()), "rank maps");
+            BankMaps.Plan plan =
+                    java.util.Objects.requireNonNull(bank.plan(rank, effect, expectedParents(effect)), "rank maps");
+            Long parent = plan.contradictedParent();
+            if (parent != null) {
+                // parents stored earlier on this rank must sit exactly one position above their children
+                int position = java.util.Objects.requireNonNull(bank.positionOf(rank, parent));
+                return Mono.error(new InvalidRequestException(
+                        ProblemType.POSITION_CONTRADICTS_PARENT,
+                        "the parent " + Long.toUnsignedString(parent) + " is stored at position " + position
+                                + ", so its children belong at position " + (position + 1)));
+            }
             return bindPlan(db.sql(EVENTS), plan)
                     .bind("id", bankId)
                     .bind("rank", rank)

@@ -219,8 +219,7 @@ class InventoryIngestion {
                     int skip = (int) (applied + 1 - first);
                     BatchEffect effect = BatchEffect.of(batch, skip, bank.capacity(), true);
                     var position = new BankWrites.StreamPosition(last, effect.nativeClears, batch.sourceSequence());
-                    return writes.checkParents(bankId, rank, effect)
-                            .then(writes.applyEvents(bankId, rank, bank.tp(), effect, position, changes))
+                    return writes.applyEvents(bankId, rank, bank.tp(), effect, position, changes)
                             .flatMap(written -> markDisagreement(bank, written.disagrees(), caller.actor())
                                     .then(store.recordPublication(
                                             bankId, caller.actor(), written.publication(), changes)))
