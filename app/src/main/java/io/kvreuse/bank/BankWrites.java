@@ -80,6 +80,7 @@ class BankWrites {
                     .bind("positions", stored.positions())
                     .bind("slots", stored.slots())
                     .bind("lineages", stored.lineages())
+                    .bind("runs", stored.runs())
                     .bind("removed", removed)
                     .bind("last", part.lastEventId())
                     .bind("clears", part.nativeClears())
@@ -124,7 +125,8 @@ class BankWrites {
      * boxed values. Text-only blocks (the usual case) bind one NULL lineage array, which {@code
      * unnest} pads with NULLs, instead of 1,024 NULLs to format and parse.
      */
-    private record Stored(PgArray hashes, PgArray parents, PgArray positions, PgArray slots, Object lineages) {
+    private record Stored(
+            PgArray hashes, PgArray parents, PgArray positions, PgArray slots, Object lineages, PgArray runs) {
 
         static Stored of(BatchEffect effect) {
             int n = effect.stored.size();
@@ -133,6 +135,7 @@ class BankWrites {
             ArrayLiteral positions = new ArrayLiteral(ArrayLiteral.Type.INTEGER, n, 4);
             ArrayLiteral slots = new ArrayLiteral(ArrayLiteral.Type.INTEGER, n, 5);
             String[] lineages = new String[n];
+            int[] slotOf = new int[n];
             boolean anyLineage = false;
             int i = 0;
             for (InventoryBlock b : effect.stored.values()) {
@@ -140,6 +143,7 @@ class BankWrites {
                 parents.addValue(b.parentHash());
                 positions.add(b.position());
                 slots.add(b.slot());
+                slotOf[i] = b.slot();
                 lineages[i++] = b.mmLineage();
                 anyLineage |= b.mmLineage() != null;
             }
@@ -148,7 +152,15 @@ class BankWrites {
                     parents.build(),
                     positions.build(),
                     slots.build(),
-                    io.kvreuse.store.Sql.orNull(anyLineage ? lineages : null, String[].class));
+                    io.kvreuse.store.Sql.orNull(anyLineage ? lineages : null, String[].class),
+                    runs(slotOf));
+        }
+
+        private static PgArray runs(int[] slots) {
+            int[] runs = PageRuns.of(slots);
+            return new ArrayLiteral(ArrayLiteral.Type.INTEGER, runs.length, 5)
+                    .addAll(runs)
+                    .build();
         }
     }
 
@@ -244,6 +256,7 @@ class BankWrites {
                     .bind("positions", c.stored().positions())
                     .bind("slots", c.stored().slots())
                     .bind("lineages", c.stored().lineages())
+                    .bind("runs", c.stored().runs())
                     .bind("removed", bigints(c.effect().removed))
                     .bind("clears", (long) c.effect().nativeClears)
                     .bind("seq", io.kvreuse.store.Sql.orNull(c.sourceSequence(), Long.class))
@@ -308,7 +321,7 @@ class BankWrites {
             SELECT applied_seq, applied_blocks, new_version FROM kvreuse_ingest_batch(:id, :rank, :subject, :host::text, :first, :last, :hashes::bigint[],
                                         :parents::bigint[], :positions::int[], :slots::int[], :lineages::text[],
                                         :removed::bigint[], :clears, :seq::bigint, :maxSlot, :version, :ownHashes::bigint[],
-                                        :ownSlots::int[], :misplaced, :channel, :lockWait, :bound, :origin)
+                                        :ownSlots::int[], :misplaced, :channel, :lockWait, :bound, :origin, :runs::int[])
             """;
 
     /** Where an event batch leaves the rank's stream: the last applied id and what it adds to the counters. */
@@ -317,7 +330,8 @@ class BankWrites {
             long nativeClears,
             @org.jspecify.annotations.Nullable Long sourceSequence) {}
 
-    // kvreuse_bank_write (V98) empties and writes the rank's slot pages, decides agreement and appends
+    // kvreuse_bank_write (V98; by slot runs since V99) empties and writes the rank's slot pages, decides agreement and
+    // appends
     // the feed entry with its NOTIFY; the stream position moves in the same statement unless a pinned
     // block refused the batch (then nothing was written, and the caller's transaction rolls back). The
     // bank's publication is read as it stood before the statement, as the checks before it read it.
@@ -326,7 +340,7 @@ class BankWrites {
                 SELECT * FROM kvreuse_bank_write(:id, :rank, CAST(:tp AS INTEGER), :hashes::bigint[], :parents::bigint[],
                                                  :positions::int[], :slots::int[], :lineages::text[], :removed::bigint[],
                                                  :version, :ownHashes::bigint[], :ownSlots::int[], :misplaced, :channel,
-                                                 :payload, '')
+                                                 :payload, '', :runs::int[])
             ), part AS (
                 UPDATE bank_part SET last_event_id = :last, native_clears = native_clears + :clears, events_started = TRUE,
                                      source_sequence = coalesce(:seq::bigint, source_sequence),
