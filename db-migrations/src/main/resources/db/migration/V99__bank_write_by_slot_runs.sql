@@ -44,6 +44,7 @@ DECLARE
     empty_slots INTEGER[] := '{}';
     clear_slots INTEGER[];
     pages INTEGER[];
+    locked INTEGER;
     any_lineage BOOLEAN := FALSE;
     page_pins BOOLEAN;
     falses BOOLEAN[] := array_fill(FALSE, ARRAY[256]);
@@ -102,9 +103,16 @@ BEGIN
     END IF;
     SELECT coalesce(array_agg(DISTINCT x.slot / 256 ORDER BY x.slot / 256), '{}') INTO pages
     FROM (SELECT runs[3 * t - 1] FROM generate_series(1, nruns) AS t UNION ALL SELECT unnest(empty_slots)) AS x(slot);
-    PERFORM kvreuse_bank_ensure_pages(p_bank, p_rank, pages);
+    -- the pages locked; those missing created first (kvreuse_bank_ensure_pages is an SQL function,
+    -- planned again at every call: only called when a page is missing, which is rare)
     PERFORM 1 FROM bank_page g WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = ANY(pages)
     ORDER BY g.page FOR NO KEY UPDATE;
+    GET DIAGNOSTICS locked = ROW_COUNT;
+    IF locked < cardinality(pages) THEN
+        PERFORM kvreuse_bank_ensure_pages(p_bank, p_rank, pages);
+        PERFORM 1 FROM bank_page g WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = ANY(pages)
+        ORDER BY g.page FOR NO KEY UPDATE;
+    END IF;
     -- the map's slots are where the pages hold those hashes (the versions say so; this is the check)
     IF EXISTS (SELECT 1 FROM unnest(p_own_hashes, p_own_slots) AS m(seq_hash, slot)
                LEFT JOIN bank_page g ON g.bank_id = p_bank AND g.rank = p_rank AND g.page = m.slot / 256
@@ -328,3 +336,9 @@ BEGIN
     RETURN QUERY SELECT w.applied_seq, w.applied_blocks, v_version;
 END;
 $$;
+
+-- Generic plans for the statements of both (planned once per connection): with array arguments the
+-- plan cache otherwise keeps planning a custom plan at every call, a third of a small batch's cost
+-- in PostgreSQL (docs/ingestion-throughput.md, "Slot runs").
+ALTER FUNCTION kvreuse_bank_write SET plan_cache_mode = force_generic_plan;
+ALTER FUNCTION kvreuse_ingest_batch SET plan_cache_mode = force_generic_plan;

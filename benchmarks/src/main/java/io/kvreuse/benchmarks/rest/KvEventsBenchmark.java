@@ -140,17 +140,28 @@ public final class KvEventsBenchmark {
                         double[] cpu0 = cp.cpuSeconds();
                         double self0 = ControlPlane.cpu(ProcessHandle.current());
                         ServerHistogram selections0 = ServerHistogram.read(http, cp.operator);
+                        Map<String, Double> ingested0 = ingestionCounters(http, cp.operator);
                         long t0 = System.nanoTime();
                         lag(http, fleet, streams, registry, feed, rate, seconds);
                         double wall = (System.nanoTime() - t0) / 1e9;
                         double[] cpu1 = cp.cpuSeconds();
+                        Map<String, Double> ingested1 = ingestionCounters(http, cp.operator);
+                        double batches =
+                                ingested1.getOrDefault("applied", 0.0) - ingested0.getOrDefault("applied", 0.0);
+                        double blocks = ingested1.getOrDefault("stored", 0.0) - ingested0.getOrDefault("stored", 0.0);
                         System.out.printf(
                                 "lag: cores busy during the phase: control plane %.2f (its JIT compilers %.2f),"
-                                        + " PostgreSQL %.2f, this JVM (publishers, bridge, router) %.2f%n",
+                                        + " PostgreSQL %.2f, this JVM (publishers, bridge, router) %.2f; %.0f applied"
+                                        + " batches a second, %.0f blocks stored a batch, CPU per batch: control plane"
+                                        + " %.2f ms, PostgreSQL %.2f ms%n",
                                 (cpu1[0] - cpu0[0]) / wall,
                                 (cpu1[2] - cpu0[2]) / wall,
                                 (cpu1[1] - cpu0[1]) / wall,
-                                (ControlPlane.cpu(ProcessHandle.current()) - self0) / wall);
+                                (ControlPlane.cpu(ProcessHandle.current()) - self0) / wall,
+                                batches / wall,
+                                batches == 0 ? 0 : blocks / batches,
+                                batches == 0 ? 0 : (cpu1[0] - cpu0[0]) * 1000 / batches,
+                                batches == 0 ? 0 : (cpu1[1] - cpu0[1]) * 1000 / batches);
                         ServerHistogram selections =
                                 ServerHistogram.read(http, cp.operator).minus(selections0);
                         System.out.printf(
@@ -296,6 +307,7 @@ public final class KvEventsBenchmark {
         double before = forwardedBlocks(registry);
         long started = System.nanoTime();
         List<Long> lags = new ArrayList<>();
+        List<Long> probeAt = new ArrayList<>(); // when each probe was published, from the phase's start
         List<Long> firstPostStarted = new ArrayList<>();
         List<Long> bothPosted = new ArrayList<>();
         List<Long> postedToVisible = new ArrayList<>();
@@ -326,6 +338,7 @@ public final class KvEventsBenchmark {
                 if (answer.body().startsWith("{\"decision\":\"HINT\"")) {
                     long visible = System.nanoTime();
                     lags.add(visible - t0);
+                    probeAt.add(t0 - started);
                     synchronized (feed) {
                         if (feed.ended[0] != 0 && feed.ended[1] != 0) {
                             long posted = Math.max(feed.ended[0], feed.ended[1]);
@@ -342,6 +355,7 @@ public final class KvEventsBenchmark {
                 if (System.nanoTime() - t0 > Duration.ofSeconds(10).toNanos()) {
                     System.out.println("probe not visible after 10 s: " + answer.body());
                     lags.add(Long.MAX_VALUE);
+                    probeAt.add(t0 - started);
                     break;
                 }
                 polls++;
@@ -393,6 +407,19 @@ public final class KvEventsBenchmark {
                 percentile(bothPosted, 0.99),
                 percentile(postedToVisible, 0.5),
                 percentile(postedToVisible, 0.99));
+        // when the slowest probes were published: a tail bunched in time is a stall, spread out is load
+        Integer[] slowest = java.util.stream.IntStream.range(0, lags.size())
+                .boxed()
+                .sorted((a, b) -> Long.compare(lags.get(b), lags.get(a)))
+                .limit(5)
+                .toArray(Integer[]::new);
+        StringBuilder at = new StringBuilder();
+        for (int k : slowest) {
+            at.append(at.isEmpty() ? "" : ", ")
+                    .append(lagMs(lags.get(k)))
+                    .append(String.format(" at %.1f s", probeAt.get(k) / 1e9));
+        }
+        System.out.println("lag: the slowest probes, by when they were published in the phase: " + at);
     }
 
     private static String percentile(List<Long> nanos, double q) {
