@@ -45,6 +45,8 @@ DECLARE
     clear_slots INTEGER[];
     pages INTEGER[];
     locked INTEGER;
+    written INTEGER := 0;
+    touched_pins BOOLEAN;
     any_lineage BOOLEAN := FALSE;
     page_pins BOOLEAN;
     falses BOOLEAN[] := array_fill(FALSE, ARRAY[256]);
@@ -92,9 +94,6 @@ BEGIN
         RAISE EXCEPTION 'stale rank map' USING ERRCODE = 'KVR02';
     END IF;
     nruns := cardinality(runs) / 3;
-    IF (SELECT coalesce(sum(runs[3 * t]), 0) FROM generate_series(1, nruns) AS t) <> n THEN
-        RAISE EXCEPTION 'the runs name % stores of %', (SELECT sum(runs[3 * t]) FROM generate_series(1, nruns) AS t), n;
-    END IF;
     -- the slots to empty: this rank's old slots of the hashes it stores or removes that no store
     -- overwrites; the pages are those and the runs'
     IF cardinality(own_slots) > 0 THEN
@@ -105,25 +104,28 @@ BEGIN
     FROM (SELECT runs[3 * t - 1] FROM generate_series(1, nruns) AS t UNION ALL SELECT unnest(empty_slots)) AS x(slot);
     -- the pages locked; those missing created first (kvreuse_bank_ensure_pages is an SQL function,
     -- planned again at every call: only called when a page is missing, which is rare)
-    PERFORM 1 FROM bank_page g WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = ANY(pages)
-    ORDER BY g.page FOR NO KEY UPDATE;
-    GET DIAGNOSTICS locked = ROW_COUNT;
+    SELECT count(*), coalesce(bool_or(0 <> ANY(l.pins)), FALSE) INTO locked, touched_pins
+    FROM (SELECT g.pins FROM bank_page g WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = ANY(pages)
+          ORDER BY g.page FOR NO KEY UPDATE) AS l;
     IF locked < cardinality(pages) THEN
         PERFORM kvreuse_bank_ensure_pages(p_bank, p_rank, pages);
-        PERFORM 1 FROM bank_page g WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = ANY(pages)
-        ORDER BY g.page FOR NO KEY UPDATE;
+        SELECT count(*), coalesce(bool_or(0 <> ANY(l.pins)), FALSE) INTO locked, touched_pins
+        FROM (SELECT g.pins FROM bank_page g WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = ANY(pages)
+              ORDER BY g.page FOR NO KEY UPDATE) AS l;
     END IF;
     -- the map's slots are where the pages hold those hashes (the versions say so; this is the check)
-    IF EXISTS (SELECT 1 FROM unnest(p_own_hashes, p_own_slots) AS m(seq_hash, slot)
-               LEFT JOIN bank_page g ON g.bank_id = p_bank AND g.rank = p_rank AND g.page = m.slot / 256
-               WHERE g.page IS NULL OR g.positions[m.slot % 256 + 1] < 0 OR g.hashes[m.slot % 256 + 1] <> m.seq_hash) THEN
-        RAISE EXCEPTION 'rank map disagrees with the pages' USING ERRCODE = 'KVR02';
+    IF cardinality(own_slots) > 0 THEN
+        IF EXISTS (SELECT 1 FROM unnest(p_own_hashes, p_own_slots) AS m(seq_hash, slot)
+                   LEFT JOIN bank_page g ON g.bank_id = p_bank AND g.rank = p_rank AND g.page = m.slot / 256
+                   WHERE g.page IS NULL OR g.positions[m.slot % 256 + 1] < 0
+                      OR g.hashes[m.slot % 256 + 1] <> m.seq_hash) THEN
+            RAISE EXCEPTION 'rank map disagrees with the pages' USING ERRCODE = 'KVR02';
+        END IF;
     END IF;
 
     -- a pinned block may only stay where it is: stored again at its own slot (looked for only when
     -- a page the batch touches holds a pin, which is rare: pins live while a transfer reads)
-    IF EXISTS (SELECT 1 FROM bank_page g WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = ANY(pages)
-               AND 0 <> ANY(g.pins)) THEN
+    IF touched_pins THEN
         SELECT coalesce(array_agg(DISTINCT x.slot), '{}') INTO clear_slots
         FROM (SELECT unnest(p_slots) UNION ALL SELECT unnest(own_slots)) AS x(slot);
         SELECT min(g.hashes[x.slot % 256 + 1]) INTO v_pinned
@@ -185,6 +187,7 @@ BEGIN
                 lin[j:e] := p_lineages[i:ie];
             END IF;
             ri := ri + 1;
+            written := written + len;
         END LOOP;
         IF lin IS NOT NULL AND cardinality(array_remove(lin, NULL)) = 0 THEN
             lin := NULL;
@@ -248,6 +251,10 @@ BEGIN
             END IF;
         END IF;
     END LOOP;
+    -- the runs are the caller's: they must have named every store (the exception undoes the writes)
+    IF written <> n OR ri <= nruns THEN
+        RAISE EXCEPTION 'the runs name % stores of % (% of % runs on the pages)', written, n, ri - 1, nruns;
+    END IF;
     -- the feed: stores every rank agrees on; removes of what left the rank and is not agreed again
     IF n > 0 AND TRUE = ALL(agreed) THEN
         s_hashes := p_hashes; s_parents := p_parents; s_positions := p_positions; s_slots := p_slots;
@@ -289,21 +296,25 @@ CREATE FUNCTION kvreuse_ingest_batch(
 RETURNS TABLE (applied_seq BIGINT, applied_blocks TEXT, new_version BIGINT) LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     bank RECORD;
-    own RECORD;
     parts RECORD;
     part RECORD;
     w RECORD;
     v_version BIGINT;
+    setting TEXT;
 BEGIN
-    PERFORM set_config('lock_timeout', p_lock_wait_ms, TRUE);
-    SELECT capacity_blocks, state, unpublished_reason, rank_disagreement, incarnation_id INTO bank
-    FROM retained_bank WHERE bank_id = p_bank FOR NO KEY UPDATE;
-    PERFORM set_config('lock_timeout', p_bound_ms, TRUE);
+    -- settings as plain expressions (a PERFORM is a query, with its executor)
+    setting := set_config('lock_timeout', p_lock_wait_ms, TRUE);
+    SELECT b.capacity_blocks, b.state, b.unpublished_reason, b.rank_disagreement, o.owner_subject, o.host_id,
+           o.state AS owner_state
+    INTO bank
+    FROM retained_bank b JOIN engine_incarnation o ON o.incarnation_id = b.incarnation_id
+    WHERE b.bank_id = p_bank FOR NO KEY UPDATE OF b;
     IF NOT FOUND OR bank.state = 'DROPPED' THEN
+        setting := set_config('lock_timeout', p_bound_ms, TRUE);
         RAISE EXCEPTION 'no fast path: bank' USING ERRCODE = 'KVR01';
     END IF;
-    SELECT owner_subject, host_id, state INTO own FROM engine_incarnation WHERE incarnation_id = bank.incarnation_id;
-    IF NOT coalesce((own.owner_subject = p_subject AND p_agent_host IS NULL) OR own.host_id = p_agent_host, FALSE)
+    setting := set_config('lock_timeout', p_bound_ms, TRUE);
+    IF NOT coalesce((bank.owner_subject = p_subject AND p_agent_host IS NULL) OR bank.host_id = p_agent_host, FALSE)
     THEN
         RAISE EXCEPTION 'no fast path: caller' USING ERRCODE = 'KVR01';
     END IF;
@@ -315,7 +326,7 @@ BEGIN
        OR p_first <> (CASE WHEN NOT part.events_started AND p_first = 0 THEN -1 ELSE part.last_event_id END) + 1
        OR p_max_slot >= bank.capacity_blocks
        OR NOT kvreuse_publication_stays(bank.state, bank.unpublished_reason, parts.all_ready, parts.any_gap,
-                                        bank.rank_disagreement, own.state) THEN
+                                        bank.rank_disagreement, bank.owner_state) THEN
         RAISE EXCEPTION 'no fast path: stream or publication' USING ERRCODE = 'KVR01';
     END IF;
     SELECT * INTO w FROM kvreuse_bank_write(p_bank, p_rank, parts.tp::INTEGER, p_hashes, p_parents, p_positions,
