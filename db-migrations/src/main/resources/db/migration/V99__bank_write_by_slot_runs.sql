@@ -45,6 +45,7 @@ DECLARE
     clear_slots INTEGER[];
     pages INTEGER[];
     locked INTEGER;
+    created BOOLEAN := FALSE;
     written INTEGER := 0;
     touched_pins BOOLEAN;
     any_lineage BOOLEAN := FALSE;
@@ -102,17 +103,17 @@ BEGIN
     END IF;
     SELECT coalesce(array_agg(DISTINCT x.slot / 256 ORDER BY x.slot / 256), '{}') INTO pages
     FROM (SELECT runs[3 * t - 1] FROM generate_series(1, nruns) AS t UNION ALL SELECT unnest(empty_slots)) AS x(slot);
-    -- the pages locked; those missing created first (kvreuse_bank_ensure_pages is an SQL function,
-    -- planned again at every call: only called when a page is missing, which is rare)
-    SELECT count(*), coalesce(bool_or(0 <> ANY(l.pins)), FALSE) INTO locked, touched_pins
-    FROM (SELECT g.pins FROM bank_page g WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = ANY(pages)
-          ORDER BY g.page FOR NO KEY UPDATE) AS l;
-    IF locked < cardinality(pages) THEN
-        PERFORM kvreuse_bank_ensure_pages(p_bank, p_rank, pages);
+    -- the pages locked, and whether they hold pins; those missing created, then locked with the rest
+    -- (kvreuse_bank_ensure_pages is an SQL function, planned again at every call: only called when a
+    -- page is missing, which is rare)
+    LOOP
         SELECT count(*), coalesce(bool_or(0 <> ANY(l.pins)), FALSE) INTO locked, touched_pins
         FROM (SELECT g.pins FROM bank_page g WHERE g.bank_id = p_bank AND g.rank = p_rank AND g.page = ANY(pages)
               ORDER BY g.page FOR NO KEY UPDATE) AS l;
-    END IF;
+        EXIT WHEN locked >= cardinality(pages) OR created;
+        PERFORM kvreuse_bank_ensure_pages(p_bank, p_rank, pages);
+        created := TRUE;
+    END LOOP;
     -- the map's slots are where the pages hold those hashes (the versions say so; this is the check)
     IF cardinality(own_slots) > 0 THEN
         IF EXISTS (SELECT 1 FROM unnest(p_own_hashes, p_own_slots) AS m(seq_hash, slot)

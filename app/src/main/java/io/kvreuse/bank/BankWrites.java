@@ -46,8 +46,8 @@ class BankWrites {
      * that every parent stored earlier sits one position above its children ({@code
      * position-contradicts-parent} otherwise, nothing written): removes what it removes or overwrites
      * (refusing to touch a pinned block, then writing nothing), stores the rest, moves the rank's
-     * event position, and decides rank agreement for the stored blocks from the other ranks' pages. The STORE and REMOVE ops it yields are appended to the bank's
-     * change feed by the same statement, with the NOTIFY that wakes the replicas: they are rendered,
+     * event position, and decides rank agreement for the stored blocks from the other ranks' pages.
+     * The STORE and REMOVE ops it yields are appended to the bank's change feed by the same statement, with the NOTIFY that wakes the replicas: they are rendered,
      * stored and announced inside PostgreSQL and never travel to the control plane and back. Ops the
      * transaction adds later ({@code changes}, e.g. a publication) follow as the next feed entry.
      */
@@ -126,9 +126,24 @@ class BankWrites {
      * unnest} pads with NULLs, instead of 1,024 NULLs to format and parse.
      */
     private record Stored(
-            PgArray hashes, PgArray parents, PgArray positions, PgArray slots, Object lineages, PgArray runs) {
+            PgArray hashes,
+            PgArray parents,
+            PgArray positions,
+            PgArray slots,
+            Object lineages,
+            @org.jspecify.annotations.Nullable PgArray runs) {
 
+        /** The stores with their slot runs ({@link PageRuns}), as the batch writes take them. */
         static Stored of(BatchEffect effect) {
+            return of(effect, true);
+        }
+
+        /** The stores alone, as a snapshot's replacement of the rank takes them. */
+        static Stored snapshot(BatchEffect effect) {
+            return of(effect, false);
+        }
+
+        private static Stored of(BatchEffect effect, boolean withRuns) {
             int n = effect.stored.size();
             ArrayLiteral hashes = new ArrayLiteral(ArrayLiteral.Type.BIGINT, n, 20);
             ArrayLiteral parents = new ArrayLiteral(ArrayLiteral.Type.BIGINT, n, 20);
@@ -153,7 +168,7 @@ class BankWrites {
                     positions.build(),
                     slots.build(),
                     io.kvreuse.store.Sql.orNull(anyLineage ? lineages : null, String[].class),
-                    runs(slotOf));
+                    withRuns ? runs(slotOf) : null);
         }
 
         private static PgArray runs(int[] slots) {
@@ -330,9 +345,9 @@ class BankWrites {
             long nativeClears,
             @org.jspecify.annotations.Nullable Long sourceSequence) {}
 
-    // kvreuse_bank_write (V98; by slot runs since V99) empties and writes the rank's slot pages, decides agreement and
-    // appends
-    // the feed entry with its NOTIFY; the stream position moves in the same statement unless a pinned
+    // kvreuse_bank_write (V98; by slot runs since V99) empties and writes the rank's slot pages,
+    // decides agreement and appends the feed entry with its NOTIFY; the stream position moves in the same statement
+    // unless a pinned
     // block refused the batch (then nothing was written, and the caller's transaction rolls back). The
     // bank's publication is read as it stood before the statement, as the checks before it read it.
     private static final String EVENTS = """
@@ -362,7 +377,7 @@ class BankWrites {
      * snapshot's, pins kept. Eligibility is recomputed by the caller's reload of the bank.
      */
     Mono<Void> replaceRank(UUID bankId, int rank, BatchEffect effect) {
-        Stored stored = Stored.of(effect);
+        Stored stored = Stored.snapshot(effect);
         return db.sql("""
                         SELECT kvreuse_bank_replace_rank(:id, :rank, :hashes::bigint[], :parents::bigint[], :positions::int[],
                                                          :slots::int[], :lineages::text[]) AS pinned

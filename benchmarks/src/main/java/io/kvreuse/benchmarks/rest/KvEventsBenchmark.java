@@ -46,6 +46,8 @@ public final class KvEventsBenchmark {
      * to back, as recorded so far). A router asks once per request, not in a loop; on 2026-12-03 two
      * pairs with 0 and 1,000 µs showed no difference in the lag beyond the runs' spread.
      */
+    private static final long POLL_PAUSE_NANOS = Long.getLong("kvreuse.bench.lag.pollMicros", 0) * 1_000;
+
     /**
      * Seconds of the same load before the throughput and the lag phases, not counted
      * (-Dkvreuse.bench.warmup, default 30; 0: none): a freshly started control plane spends a
@@ -69,8 +71,6 @@ public final class KvEventsBenchmark {
             System.setOut(out);
         }
     }
-
-    private static final long POLL_PAUSE_NANOS = Long.getLong("kvreuse.bench.lag.pollMicros", 0) * 1_000;
 
     private KvEventsBenchmark() {}
 
