@@ -342,6 +342,7 @@ public final class KvEventsBenchmark {
         long started = System.nanoTime();
         List<Long> lags = new ArrayList<>();
         List<Long> probeAt = new ArrayList<>(); // when each probe was published, from the phase's start
+        List<String> probeDetail = new ArrayList<>(); // each probe's breakdown, for the slowest ones
         List<Long> firstPostStarted = new ArrayList<>();
         List<Long> bothPosted = new ArrayList<>();
         List<Long> postedToVisible = new ArrayList<>();
@@ -373,8 +374,17 @@ public final class KvEventsBenchmark {
                     long visible = System.nanoTime();
                     lags.add(visible - t0);
                     probeAt.add(t0 - started);
+                    String detail = "";
                     synchronized (feed) {
                         if (feed.ended[0] != 0 && feed.ended[1] != 0) {
+                            detail = String.format(
+                                    " (%s; posts sent +%.1f / +%.1f, answered +%.1f / +%.1f ms)",
+                                    java.time.Instant.ofEpochMilli(
+                                            System.currentTimeMillis() - (visible - t0) / 1_000_000),
+                                    (feed.started[0] - t0) / 1e6,
+                                    (feed.started[1] - t0) / 1e6,
+                                    (feed.ended[0] - t0) / 1e6,
+                                    (feed.ended[1] - t0) / 1e6);
                             long posted = Math.max(feed.ended[0], feed.ended[1]);
                             firstPostStarted.add(Math.min(feed.started[0], feed.started[1]) - t0);
                             bothPosted.add(posted - t0);
@@ -384,12 +394,14 @@ public final class KvEventsBenchmark {
                             secondPostStarted.add(Math.max(feed.started[0], feed.started[1]) - t0);
                         }
                     }
+                    probeDetail.add(detail);
                     break;
                 }
                 if (System.nanoTime() - t0 > Duration.ofSeconds(10).toNanos()) {
                     System.out.println("probe not visible after 10 s: " + answer.body());
                     lags.add(Long.MAX_VALUE);
                     probeAt.add(t0 - started);
+                    probeDetail.add("");
                     break;
                 }
                 polls++;
@@ -451,7 +463,8 @@ public final class KvEventsBenchmark {
         for (int k : slowest) {
             at.append(at.isEmpty() ? "" : ", ")
                     .append(lagMs(lags.get(k)))
-                    .append(String.format(" at %.1f s", probeAt.get(k) / 1e9));
+                    .append(String.format(" at %.1f s", probeAt.get(k) / 1e9))
+                    .append(probeDetail.get(k));
         }
         System.out.println("lag: the slowest probes, by when they were published in the phase: " + at);
     }
