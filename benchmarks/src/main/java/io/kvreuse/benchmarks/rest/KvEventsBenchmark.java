@@ -42,20 +42,26 @@ public final class KvEventsBenchmark {
     private static final int PROBE_BLOCKS = 64;
 
     /**
-     * The pause between two selection polls for a probe (-Dkvreuse.bench.lag.pollMicros, default 0: back
-     * to back, as recorded so far). A router asks once per request, not in a loop; on 2026-12-03 two
-     * pairs with 0 and 1,000 µs showed no difference in the lag beyond the runs' spread.
+     * The pause between two selection polls for a probe (-Dkvreuse.bench.lag.pollMicros, default
+     * 1,000; 0: back to back, the shape of the runs before 2026-12-05 06:35Z). A router asks once per
+     * request, not in a loop on one chain; back to back, the probe's own polls (130 a second, 17 a
+     * probe) were requests to the control plane on the same two cores at the moment the probe's posts
+     * were in flight, and at 50,000 events/s, where the machine is saturated, they lengthened the
+     * posts' tail (one post p99 49–57 against 36–43 ms, three alternated pairs,
+     * BENCHMARKS-kv-events.md). A millisecond between polls bounds what the pause adds to a lag to
+     * one millisecond. At 5,000 events/s (2026-12-03) the two made no difference.
      */
-    private static final long POLL_PAUSE_NANOS = Long.getLong("kvreuse.bench.lag.pollMicros", 0) * 1_000;
+    private static final long POLL_PAUSE_NANOS = Long.getLong("kvreuse.bench.lag.pollMicros", 1_000) * 1_000;
 
     /**
      * Seconds of the same load before the throughput and the lag phases, not counted
-     * (-Dkvreuse.bench.warmup, default 30; 0: none): a freshly started control plane spends a
+     * (-Dkvreuse.bench.warmup, default 90; 0: none): a freshly started control plane spends a
      * fifth of the machine in its JIT compilers for its first minute and more, and its figures then
      * are warm-up figures, not what a running control plane sustains (BENCHMARKS-kv-events.md,
-     * 2026-12-05 03:13Z onwards).
+     * 2026-12-05 03:13Z onwards: after 30 s the compilers still took 0.12 cores in the lag phase
+     * and its slowest probes fell in its first seconds, after 90 s 0.01–0.03).
      */
-    private static final int WARMUP_SECONDS = Integer.getInteger("kvreuse.bench.warmup", 30);
+    private static final int WARMUP_SECONDS = Integer.getInteger("kvreuse.bench.warmup", 90);
 
     private interface Phase {
         void run() throws Exception;
@@ -107,7 +113,7 @@ public final class KvEventsBenchmark {
             int capacity = 32 * 256;
             for (RestBenchmark.Fleet.Donor d : fleet.donorsByHost.getFirst()) {
                 List<Map<String, Object>> ranks = new ArrayList<>();
-                for (int r = 0; r < 2; r++) {
+                for (int r = 0; r < RestBenchmark.TP; r++) {
                     Stream s = new Stream(d, r, capacity);
                     streams.add(s);
                     ranks.add(Map.of("rank", r, "endpoint", s.endpoint, "replayEndpoint", s.replayEndpoint));
@@ -210,6 +216,7 @@ public final class KvEventsBenchmark {
                 }
             } finally {
                 streams.forEach(Stream::close);
+                ENGINES.close();
             }
         }
         if (!accounted) {
@@ -351,8 +358,7 @@ public final class KvEventsBenchmark {
         List<Long> pollTook = new ArrayList<>();
         SplittableRandom random = new SplittableRandom(11);
         String target = fleet.targets.getFirst();
-        Stream r0 = streams.get(0);
-        Stream r1 = streams.get(1); // both ranks of the first donor
+        List<Stream> probed = streams.subList(0, RestBenchmark.TP); // every rank of the first donor
         long end = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
         int probe = 0;
         long polls = 0;
@@ -361,8 +367,9 @@ public final class KvEventsBenchmark {
             int slot = (probe++ * PROBE_BLOCKS) % PROBE_SLOTS;
             feed.expect(chain[0]);
             long t0 = System.nanoTime();
-            r0.publishChain(chain, slot);
-            r1.publishChain(chain, slot);
+            for (Stream rank : probed) {
+                rank.publishChain(chain, slot);
+            }
             String body = selection(target, chain);
             while (true) {
                 long asked = System.nanoTime();
@@ -376,22 +383,32 @@ public final class KvEventsBenchmark {
                     probeAt.add(t0 - started);
                     String detail = "";
                     synchronized (feed) {
-                        if (feed.ended[0] != 0 && feed.ended[1] != 0) {
+                        if (feed.allEnded()) {
+                            long firstSent = Long.MAX_VALUE;
+                            long lastSent = Long.MIN_VALUE;
+                            long posted = Long.MIN_VALUE;
+                            StringBuilder sent = new StringBuilder();
+                            StringBuilder answered = new StringBuilder();
+                            for (int r = 0; r < feed.started.length; r++) {
+                                firstSent = Math.min(firstSent, feed.started[r]);
+                                lastSent = Math.max(lastSent, feed.started[r]);
+                                posted = Math.max(posted, feed.ended[r]);
+                                postTook.add(feed.ended[r] - feed.started[r]);
+                                sent.append(r == 0 ? "" : " / ")
+                                        .append(String.format("+%.1f", (feed.started[r] - t0) / 1e6));
+                                answered.append(r == 0 ? "" : " / ")
+                                        .append(String.format("+%.1f", (feed.ended[r] - t0) / 1e6));
+                            }
                             detail = String.format(
-                                    " (%s; posts sent +%.1f / +%.1f, answered +%.1f / +%.1f ms)",
+                                    " (%s; posts sent %s, answered %s ms)",
                                     java.time.Instant.ofEpochMilli(
                                             System.currentTimeMillis() - (visible - t0) / 1_000_000),
-                                    (feed.started[0] - t0) / 1e6,
-                                    (feed.started[1] - t0) / 1e6,
-                                    (feed.ended[0] - t0) / 1e6,
-                                    (feed.ended[1] - t0) / 1e6);
-                            long posted = Math.max(feed.ended[0], feed.ended[1]);
-                            firstPostStarted.add(Math.min(feed.started[0], feed.started[1]) - t0);
+                                    sent,
+                                    answered);
+                            firstPostStarted.add(firstSent - t0);
                             bothPosted.add(posted - t0);
                             postedToVisible.add(visible - posted);
-                            postTook.add(feed.ended[0] - feed.started[0]);
-                            postTook.add(feed.ended[1] - feed.started[1]);
-                            secondPostStarted.add(Math.max(feed.started[0], feed.started[1]) - t0);
+                            secondPostStarted.add(lastSent - t0);
                         }
                     }
                     probeDetail.add(detail);
@@ -626,14 +643,22 @@ public final class KvEventsBenchmark {
     }
 
     /** One rank's engine publisher: PUB + ROUTER replay, vLLM EventBatch maps with slots. */
+    /**
+     * The engine stand-ins' ZMQ context, one for all of them: one I/O thread serves every stand-in's
+     * sockets. Engines publish from their own processes on the GPU hosts; here they share the two
+     * cores with the control plane, its database and the bridge, and a context (an I/O thread) each
+     * took about 0.16 cores at 50,000 block events/s for work that is not the system's.
+     */
+    static final ZContext ENGINES = new ZContext(1);
+
     static final class Stream {
         final RestBenchmark.Fleet.Donor donor;
         final int rank;
         final int capacity;
         final String endpoint;
         final String replayEndpoint;
-        private final ZContext zmq = new ZContext(1);
         private final ZMQ.Socket pub;
+        private final ZMQ.Socket router;
         private final ConcurrentSkipListMap<Long, byte[]> history = new ConcurrentSkipListMap<>();
         private final Thread replay;
         private volatile boolean running = true;
@@ -657,14 +682,14 @@ public final class KvEventsBenchmark {
             this.rank = rank;
             this.capacity = capacity;
             this.random = new SplittableRandom(donor.id().hashCode() * 31L + rank);
-            pub = zmq.createSocket(SocketType.PUB);
+            pub = ENGINES.createSocket(SocketType.PUB);
             pub.setSndHWM(2_000_000);
             pub.bind("tcp://127.0.0.1:*");
             endpoint = pub.getLastEndpoint();
-            ZMQ.Socket router = zmq.createSocket(SocketType.ROUTER);
+            router = ENGINES.createSocket(SocketType.ROUTER);
             router.bind("tcp://127.0.0.1:*");
             replayEndpoint = router.getLastEndpoint();
-            replay = Thread.ofPlatform().daemon().start(() -> serve(router));
+            replay = Thread.ofPlatform().daemon().start(this::serve);
         }
 
         synchronized void publishLoad() {
@@ -796,7 +821,7 @@ public final class KvEventsBenchmark {
             }
         }
 
-        private void serve(ZMQ.Socket router) {
+        private void serve() {
             router.setReceiveTimeOut(100);
             while (running) {
                 try {
@@ -833,7 +858,8 @@ public final class KvEventsBenchmark {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            zmq.close();
+            ENGINES.destroySocket(pub);
+            ENGINES.destroySocket(router);
         }
     }
 }

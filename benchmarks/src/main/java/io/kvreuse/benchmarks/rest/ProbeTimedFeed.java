@@ -18,13 +18,23 @@ final class ProbeTimedFeed implements InventoryFeed {
 
     private final InventoryFeed delegate;
     private volatile byte @Nullable [] marker;
-    /** Per rank 0 and 1: post start, post end (System.nanoTime), 0 until seen. */
-    final long[] started = new long[2];
+    /** Per rank of the probed bank: post start, post end (System.nanoTime), 0 until seen. */
+    final long[] started = new long[RestBenchmark.TP];
 
-    final long[] ended = new long[2];
+    final long[] ended = new long[RestBenchmark.TP];
 
     ProbeTimedFeed(InventoryFeed delegate) {
         this.delegate = delegate;
+    }
+
+    /** Whether every rank's post of the current probe was answered. */
+    synchronized boolean allEnded() {
+        for (long e : ended) {
+            if (e == 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The next probe: its first hash as the events carry it (decimal). */
@@ -43,7 +53,7 @@ final class ProbeTimedFeed implements InventoryFeed {
     public long post(UUID bankId, int rank, long firstEventId, List<byte[]> events, @Nullable Long sourceSequence)
             throws FeedException {
         byte[] m = marker;
-        boolean probe = m != null && rank < 2 && events.stream().anyMatch(e -> contains(e, m));
+        boolean probe = m != null && rank < started.length && events.stream().anyMatch(e -> contains(e, m));
         long start = System.nanoTime();
         long applied = delegate.post(bankId, rank, firstEventId, events, sourceSequence);
         if (probe) {

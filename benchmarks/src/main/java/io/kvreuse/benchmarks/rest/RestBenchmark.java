@@ -25,7 +25,9 @@ import java.util.concurrent.Future;
  */
 public final class RestBenchmark {
 
-    private static final int TP = 2;
+    /** Ranks per engine (-Dkvreuse.bench.tp, default 2). */
+    static final int TP = Integer.getInteger("kvreuse.bench.tp", 2);
+
     private static final int HOSTS = 4;
     private static final int DONORS_PER_HOST = 4;
     private static final int CONVERSATIONS_PER_DONOR = 32;
