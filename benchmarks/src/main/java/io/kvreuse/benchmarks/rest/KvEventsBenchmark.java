@@ -651,6 +651,15 @@ public final class KvEventsBenchmark {
      */
     static final ZContext ENGINES = new ZContext(1);
 
+    /**
+     * Engine batches each stand-in keeps for its replay socket, as an engine's bounded replay buffer
+     * does (vLLM keeps the last 10,000 steps by default). The stand-ins live in the benchmark's 1 GB
+     * heap beside the bridge and the router: kept by the hundred thousand, the throughput phase's
+     * batches (about 1.8 KB each) filled it, and the lag phase that followed measured the benchmark's
+     * own garbage collector (the bridge and the router paused, probes of 200–460 ms).
+     */
+    static final int REPLAY_BATCHES = 10_000;
+
     static final class Stream {
         final RestBenchmark.Fleet.Donor donor;
         final int rank;
@@ -741,7 +750,7 @@ public final class KvEventsBenchmark {
 
         private void send(long seq, byte[] payload) {
             history.put(seq, payload);
-            while (history.size() > 100_000) {
+            while (history.size() > REPLAY_BATCHES) {
                 history.pollFirstEntry();
             }
             pub.sendMore("".getBytes(StandardCharsets.UTF_8));
