@@ -642,12 +642,12 @@ public final class KvEventsBenchmark {
         return true;
     }
 
-    /** One rank's engine publisher: PUB + ROUTER replay, vLLM EventBatch maps with slots. */
     /**
      * The engine stand-ins' ZMQ context, one for all of them: one I/O thread serves every stand-in's
      * sockets. Engines publish from their own processes on the GPU hosts; here they share the two
-     * cores with the control plane, its database and the bridge, and a context (an I/O thread) each
-     * took about 0.16 cores at 50,000 block events/s for work that is not the system's.
+     * cores with the control plane, its database and the bridge, and with a context each their eight
+     * I/O threads took about 0.16 cores together at 50,000 block events/s, for work that is not the
+     * system's.
      */
     static final ZContext ENGINES = new ZContext(1);
 
@@ -660,6 +660,7 @@ public final class KvEventsBenchmark {
      */
     static final int REPLAY_BATCHES = 10_000;
 
+    /** One rank's engine publisher: PUB + ROUTER replay, vLLM EventBatch maps with slots. */
     static final class Stream {
         final RestBenchmark.Fleet.Donor donor;
         final int rank;
