@@ -47,9 +47,10 @@ class BankWrites {
      * position-contradicts-parent} otherwise, nothing written): removes what it removes or overwrites
      * (refusing to touch a pinned block, then writing nothing), stores the rest, moves the rank's
      * event position, and decides rank agreement for the stored blocks from the other ranks' pages.
-     * The STORE and REMOVE ops it yields are appended to the bank's change feed by the same statement, with the NOTIFY that wakes the replicas: they are rendered,
-     * stored and announced inside PostgreSQL and never travel to the control plane and back. Ops the
-     * transaction adds later ({@code changes}, e.g. a publication) follow as the next feed entry.
+     * The STORE and REMOVE ops it yields are appended to the bank's change feed by the same
+     * statement, with the NOTIFY that wakes the replicas: they are rendered, stored and announced
+     * inside PostgreSQL and never travel to the control plane and back. Ops the transaction adds later
+     * ({@code changes}, e.g. a publication) follow as the next feed entry.
      */
     Mono<Written> applyEvents(
             UUID bankId, int rank, int tp, BatchEffect effect, StreamPosition part, ChangeSet changes) {
@@ -346,10 +347,10 @@ class BankWrites {
             @org.jspecify.annotations.Nullable Long sourceSequence) {}
 
     // kvreuse_bank_write (V98; by slot runs since V99) empties and writes the rank's slot pages,
-    // decides agreement and appends the feed entry with its NOTIFY; the stream position moves in the same statement
-    // unless a pinned
-    // block refused the batch (then nothing was written, and the caller's transaction rolls back). The
-    // bank's publication is read as it stood before the statement, as the checks before it read it.
+    // decides agreement and appends the feed entry with its NOTIFY; the stream position moves in the
+    // same statement unless a pinned block refused the batch (then nothing was written, and the
+    // caller's transaction rolls back). The bank's publication is read as it stood before the
+    // statement, as the checks before it read it.
     private static final String EVENTS = """
             WITH w AS (
                 SELECT * FROM kvreuse_bank_write(:id, :rank, CAST(:tp AS INTEGER), :hashes::bigint[], :parents::bigint[],

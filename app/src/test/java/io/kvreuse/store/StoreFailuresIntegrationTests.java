@@ -29,19 +29,19 @@ class StoreFailuresIntegrationTests {
         db.sql("SELECT pg_sleep(30) /* " + marker + " */")
                 .then()
                 .subscribe(null, failed::complete, () -> failed.complete(null));
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        int ended = 0;
-        while (ended == 0 && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-            ended = db.sql("""
-                            SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-                            WHERE query LIKE :pattern AND pid <> pg_backend_pid()
-                            """)
-                    .bind("pattern", "SELECT pg_sleep(30) /* " + marker + "%")
-                    .map((row, meta) -> row.get("n", Integer.class))
-                    .one()
-                    .block();
-        }
+        // the statement shows in pg_stat_activity once its backend runs it: looked for every 50 ms,
+        // for at most 10 s
+        Integer ended = db.sql("""
+                        SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+                        WHERE query LIKE :pattern AND pid <> pg_backend_pid()
+                        """)
+                .bind("pattern", "SELECT pg_sleep(30) /* " + marker + "%")
+                .map((row, meta) -> row.get("n", Integer.class))
+                .one()
+                .filter(n -> n > 0)
+                .repeatWhenEmpty(attempts -> attempts.delayElements(Duration.ofMillis(50)))
+                .timeout(Duration.ofSeconds(10), reactor.core.publisher.Mono.just(0))
+                .block();
         assertThat(ended)
                 .as("the sleeping statement's backend was found and ended")
                 .isEqualTo(1);
