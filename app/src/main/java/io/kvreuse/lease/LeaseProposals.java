@@ -48,11 +48,14 @@ import reactor.netty.resources.LoopResources;
 public class LeaseProposals implements DisposableBean {
 
     /**
-     * Concurrent writes at most; proposals that arrive while they run are written together next. One
-     * writer served selections at 800/s better, but cut the per-request lease lifecycle benchmark by
-     * 40 % (docs/selection-latency.md, "What PostgreSQL spends per selection"), so four it stays.
+     * Concurrent writes at most; proposals that arrive while one runs are written together next, so
+     * a busy control plane sends fewer, larger groups: less PostgreSQL work per selection and less
+     * waiting on the parties' in-flight locks than four writers' groups of about one proposal each
+     * (docs/selection-latency.md, "One proposal writer"). Four writers had been kept for the
+     * per-request lease lifecycles, which one writer slowed while the proposals shared the lease
+     * reports' event loop; with a loop of their own it no longer does.
      */
-    static final int WRITERS = 4;
+    static final int WRITERS = 1;
 
     /** Most proposals in one statement. */
     static final int MAX_GROUP = 256;
