@@ -7,6 +7,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 import org.slf4j.spi.LocationAwareLogger;
 
 /**
@@ -64,25 +65,23 @@ public final class LevelCheckedLogFactory extends LogFactory {
     }
 
     /**
-     * One logger. Through {@link LocationAwareLogger} (logback's loggers are) so that a pattern that
+     * One logger: every call is {@link #log} at its level, which checks the level before the message
+     * becomes text. Through {@link LocationAwareLogger} (logback's loggers are) so that a pattern that
      * prints the caller names the class that logged, not this one.
      */
     record Slf4jLog(Logger logger) implements Log {
 
         private static final String FQCN = Slf4jLog.class.getName();
 
-        private void log(int level, @Nullable Object message, @Nullable Throwable t) {
-            String text = String.valueOf(message);
-            if (logger instanceof LocationAwareLogger l) {
-                l.log(null, FQCN, level, text, null, t);
+        private void log(Level level, @Nullable Object message, @Nullable Throwable t) {
+            if (!logger.isEnabledForLevel(level)) {
                 return;
             }
-            switch (level) {
-                case LocationAwareLogger.TRACE_INT -> logger.trace(text, t);
-                case LocationAwareLogger.DEBUG_INT -> logger.debug(text, t);
-                case LocationAwareLogger.INFO_INT -> logger.info(text, t);
-                case LocationAwareLogger.WARN_INT -> logger.warn(text, t);
-                default -> logger.error(text, t);
+            String text = String.valueOf(message);
+            if (logger instanceof LocationAwareLogger l) {
+                l.log(null, FQCN, level.toInt(), text, null, t);
+            } else {
+                logger.atLevel(level).setCause(t).log(text);
             }
         }
 
@@ -118,72 +117,62 @@ public final class LevelCheckedLogFactory extends LogFactory {
 
         @Override
         public void trace(@Nullable Object message) {
-            trace(message, null);
+            log(Level.TRACE, message, null);
         }
 
         @Override
         public void trace(@Nullable Object message, @Nullable Throwable t) {
-            if (logger.isTraceEnabled()) {
-                log(LocationAwareLogger.TRACE_INT, message, t);
-            }
+            log(Level.TRACE, message, t);
         }
 
         @Override
         public void debug(@Nullable Object message) {
-            debug(message, null);
+            log(Level.DEBUG, message, null);
         }
 
         @Override
         public void debug(@Nullable Object message, @Nullable Throwable t) {
-            if (logger.isDebugEnabled()) {
-                log(LocationAwareLogger.DEBUG_INT, message, t);
-            }
+            log(Level.DEBUG, message, t);
         }
 
         @Override
         public void info(@Nullable Object message) {
-            info(message, null);
+            log(Level.INFO, message, null);
         }
 
         @Override
         public void info(@Nullable Object message, @Nullable Throwable t) {
-            if (logger.isInfoEnabled()) {
-                log(LocationAwareLogger.INFO_INT, message, t);
-            }
+            log(Level.INFO, message, t);
         }
 
         @Override
         public void warn(@Nullable Object message) {
-            warn(message, null);
+            log(Level.WARN, message, null);
         }
 
         @Override
         public void warn(@Nullable Object message, @Nullable Throwable t) {
-            if (logger.isWarnEnabled()) {
-                log(LocationAwareLogger.WARN_INT, message, t);
-            }
+            log(Level.WARN, message, t);
         }
 
         @Override
         public void error(@Nullable Object message) {
-            error(message, null);
+            log(Level.ERROR, message, null);
         }
 
         @Override
         public void error(@Nullable Object message, @Nullable Throwable t) {
-            if (logger.isErrorEnabled()) {
-                log(LocationAwareLogger.ERROR_INT, message, t);
-            }
+            log(Level.ERROR, message, t);
         }
 
         @Override
         public void fatal(@Nullable Object message) {
-            error(message, null);
+            log(Level.ERROR, message, null);
         }
 
         @Override
         public void fatal(@Nullable Object message, @Nullable Throwable t) {
-            error(message, t);
+            log(Level.ERROR, message, t);
         }
     }
 }
