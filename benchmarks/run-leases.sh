@@ -60,15 +60,28 @@ A1=$(ticks $APP); P1=$(ticks $(pg_pids)); D1=$(ticks $DRIVER); T1=$(date +%s.%N)
 wait $DRIVER
 BATCHED="$(cat "$WORK/batched.txt")"
 echo "$BATCHED"
-CPU="$(python3 -c "
+# cores each process kept busy between the T0 and T1 samples
+cpu() {
+  python3 -c "
 dt = $T1 - $T0
 hz = $(getconf CLK_TCK)
-print('control plane %.2f, PostgreSQL %.2f, load driver %.2f' % (($A1 - $A0) / hz / dt, ($P1 - $P0) / hz / dt, ($D1 - $D0) / hz / dt))")"
+print('control plane %.2f, PostgreSQL %.2f, load driver %.2f' % (($A1 - $A0) / hz / dt, ($P1 - $P0) / hz / dt, ($D1 - $D0) / hz / dt))"
+}
+CPU="$(cpu)"
 echo "cores busy: $CPU"
 
-SINGLE="$("$JAVA" -cp benchmarks/target/benchmarks.jar io.kvreuse.benchmarks.LeaseLifecycleLoad \
-  "http://127.0.0.1:$PORT" "$TOKEN" "$SINGLE_SECONDS" 32 1 20)"
+"$JAVA" -cp benchmarks/target/benchmarks.jar io.kvreuse.benchmarks.LeaseLifecycleLoad \
+  "http://127.0.0.1:$PORT" "$TOKEN" "$SINGLE_SECONDS" 32 1 20 >"$WORK/single.txt" &
+DRIVER=$!
+sleep 30
+A0=$(ticks $APP); P0=$(ticks $(pg_pids)); D0=$(ticks $DRIVER); T0=$(date +%s.%N)
+sleep $((SINGLE_SECONDS / 2))
+A1=$(ticks $APP); P1=$(ticks $(pg_pids)); D1=$(ticks $DRIVER); T1=$(date +%s.%N)
+wait $DRIVER
+SINGLE="$(cat "$WORK/single.txt")"
 echo "$SINGLE"
+SINGLE_CPU="$(cpu)"
+echo "cores busy: $SINGLE_CPU"
 # the HTTP stack alone, same callers and client: the ceiling of the per-request run
 CEILING="$("$JAVA" -cp benchmarks/target/benchmarks.jar io.kvreuse.benchmarks.HttpCeiling \
   "http://127.0.0.1:$PORT" "$TOKEN" "$SINGLE_SECONDS" 32 5)"
@@ -109,6 +122,7 @@ Targets (the lease redesign): ≥ 2,500 lifecycles/s batched and ≥ 400/s per r
 | **batched**: $PIPELINES pipelines × $WINDOW leases in flight, batch endpoints, ${DURATION}s after a ${WARMUP}s warm-up | \`$BATCHED\` |
 | cores busy during the batched run | $CPU |
 | per request: 32 pipelines, one lease each, single-report endpoints, ${SINGLE_SECONDS}s after a 20s warm-up | \`$SINGLE\` |
+| cores busy during the per-request run | $SINGLE_CPU |
 | HTTP ceiling: 32 callers, \`GET /actuator/health/liveness\` with a bearer token (no database), ${SINGLE_SECONDS}s | \`$CEILING\` |
 | requests per per-request lifecycle (polls included) | $PER_LIFECYCLE |
 | per-request lifecycles/s the HTTP stack alone allows (ceiling ÷ requests per lifecycle) | $BOUND |
