@@ -48,39 +48,35 @@ ticks() {
 # this run's PostgreSQL only (its postmaster and backends), not other servers on the machine
 PGMAIN="$(head -1 "$WORK/home/pgdata/postmaster.pid")"
 pg_pids() { echo "$PGMAIN $(pgrep -P "$PGMAIN" | tr '\n' ' ')"; }
+# cores the control plane, PostgreSQL and driver DRIVER keep busy from DELAY seconds on, over SPAN seconds
+busy() {
+  local driver=$1 a0 p0 d0 t0
+  sleep "$2"
+  a0=$(ticks $APP); p0=$(ticks $(pg_pids)); d0=$(ticks "$driver"); t0=$(date +%s.%N)
+  sleep "$3"
+  python3 -c "
+dt = $(date +%s.%N) - $t0
+hz = $(getconf CLK_TCK)
+print('control plane %.2f, PostgreSQL %.2f, load driver %.2f' % (($(ticks $APP) - $a0) / hz / dt, ($(ticks $(pg_pids)) - $p0) / hz / dt, ($(ticks "$driver") - $d0) / hz / dt))"
+}
 
 "$JAVA" -cp benchmarks/target/benchmarks.jar io.kvreuse.benchmarks.LeaseLifecycleLoad \
   "http://127.0.0.1:$PORT" "$TOKEN" "$DURATION" "$PIPELINES" "$WINDOW" "$WARMUP" >"$WORK/batched.txt" &
 DRIVER=$!
 # the driver sets its fleet up first: measure CPU over the middle of the counted interval
-sleep $((WARMUP + 10))
-A0=$(ticks $APP); P0=$(ticks $(pg_pids)); D0=$(ticks $DRIVER); T0=$(date +%s.%N)
-sleep $((DURATION / 2))
-A1=$(ticks $APP); P1=$(ticks $(pg_pids)); D1=$(ticks $DRIVER); T1=$(date +%s.%N)
+CPU="$(busy $DRIVER $((WARMUP + 10)) $((DURATION / 2)))"
 wait $DRIVER
 BATCHED="$(cat "$WORK/batched.txt")"
 echo "$BATCHED"
-# cores each process kept busy between the T0 and T1 samples
-cpu() {
-  python3 -c "
-dt = $T1 - $T0
-hz = $(getconf CLK_TCK)
-print('control plane %.2f, PostgreSQL %.2f, load driver %.2f' % (($A1 - $A0) / hz / dt, ($P1 - $P0) / hz / dt, ($D1 - $D0) / hz / dt))"
-}
-CPU="$(cpu)"
 echo "cores busy: $CPU"
 
 "$JAVA" -cp benchmarks/target/benchmarks.jar io.kvreuse.benchmarks.LeaseLifecycleLoad \
   "http://127.0.0.1:$PORT" "$TOKEN" "$SINGLE_SECONDS" 32 1 20 >"$WORK/single.txt" &
 DRIVER=$!
-sleep 30
-A0=$(ticks $APP); P0=$(ticks $(pg_pids)); D0=$(ticks $DRIVER); T0=$(date +%s.%N)
-sleep $((SINGLE_SECONDS / 2))
-A1=$(ticks $APP); P1=$(ticks $(pg_pids)); D1=$(ticks $DRIVER); T1=$(date +%s.%N)
+SINGLE_CPU="$(busy $DRIVER 30 $((SINGLE_SECONDS / 2)))"
 wait $DRIVER
 SINGLE="$(cat "$WORK/single.txt")"
 echo "$SINGLE"
-SINGLE_CPU="$(cpu)"
 echo "cores busy: $SINGLE_CPU"
 # the HTTP stack alone, same callers and client: the ceiling of the per-request run
 CEILING="$("$JAVA" -cp benchmarks/target/benchmarks.jar io.kvreuse.benchmarks.HttpCeiling \
