@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What a donor selection at 1,000/s would measure if its PROPOSED-lease write cost less, down to
-# nothing: benchmarks/rest.sh's selection phase on three jars built from this checkout's committed
-# tree, alternated in rounds:
+# nothing: benchmarks/rest.sh's selection phase on four jars built from this checkout's committed
+# tree (the product and three experiments), alternated in rounds:
 #   product          the jar as it is;
 #   empty-statement  the proposal statement sent as always (same group commit, same parameters,
 #                    same round trip), but kvreuse_propose_leases admits every proposal and writes
@@ -40,9 +40,8 @@ migrations=db-migrations/src/main/resources/db/migration
 last=$(ls "$work/src/$migrations" | sed -n 's/^V\([0-9]*\)__.*/\1/p' | sort -n | tail -1)
 current=$(grep -l 'FUNCTION kvreuse_propose_leases' "$work/src/$migrations"/V*.sql | sort -V | tail -1)
 python3 - "$current" "$work/src/$migrations/V$((last + 1))__experiment_empty_proposal_statement.sql" <<'SPLICE'
-import sys
+import re, sys
 product, out = open(sys.argv[1]).read(), sys.argv[2]
-import re
 start = re.search(r"CREATE (OR REPLACE )?FUNCTION kvreuse_propose_leases\(", product).end()
 head = product[start:product.index("AS $$", start)]  # the parameters, up to the body; stops if it moved
 open(out, "w").write("CREATE OR REPLACE FUNCTION kvreuse_propose_leases(" + head
